@@ -1,0 +1,37 @@
+# entropic-bound: the commands a user runs. `make reproduce` and `make test` are the two that matter.
+PY      ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+SMK     := $(BIN)/snakemake
+
+.PHONY: venv reproduce quick test lint bench bench-gpu test-cluster report clean-quick
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,cluster]'
+	touch $(STAMP)
+
+venv: $(STAMP)  ## create .venv and install the project with its exact pins (idempotent)
+
+reproduce: $(STAMP)  ## paper scale, every figure, table and claim verdict
+	$(SMK) reproduce-all --cores all
+	$(SMK) reproduce-all --cores all --report results/paper/report.html
+
+quick: $(STAMP)  ## CI scale, about two minutes
+	$(SMK) reproduce-all --cores all --configfile config/quick.yaml
+
+test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end
+	$(SMK) --lint
+	$(BIN)/snakefmt --check .
+	$(BIN)/pytest -q
+
+bench: $(STAMP)  ## training-engine benchmark (one JSON line)
+	$(BIN)/python benchmarks/bench_train.py
+
+bench-gpu: $(STAMP)
+	$(BIN)/python benchmarks/bench_gpu.py
+
+test-cluster: $(STAMP)  ## the quick pipeline on a real local SLURM cluster (root only)
+	bash tests/cluster/run_cluster_test.sh

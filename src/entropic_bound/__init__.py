@@ -1,0 +1,1 @@
+"""entropic-bound."""

@@ -1,0 +1,92 @@
+"""The predictability frontier: data-only predictors over a grid, no training (SCIENCE.md §5).
+
+Cells share what they can so that the grid costs seconds: the inputs X depend on
+(n, seed), the kernel A on (r*, seed), the value map and noise on the seed, so cells that
+differ in σ, β or the value map differ in nothing else; each predictor's per-sequence
+inverse (X̃⁺, the P_static and P_invert normal matrices) is factorised once per (n, seed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .estimators import all_estimators
+from .predictors import (DEFAULT_CLIP, _rearranged_summary, attention_native_pinv,
+                         attention_native_spectrum, inversion_normal_matrix, inversion_spectrum,
+                         log_inversion_spectrum)
+from .tasks import haar_orthonormal, teacher_kernel
+
+COLUMNS = ["class", "value_map", "n", "d", "sigma", "beta", "r_star", "seed", "predictor",
+           "estimator", "r_hat"]
+
+
+def _gen(*key: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(np.random.SeedSequence(list(key)).generate_state(1)[0]))
+
+
+def frontier_grid(fcfg: dict, base_seed: int = 0, taus=(0.9, 0.95, 0.99), tol: float = 1e-3,
+                  clip: float = DEFAULT_CLIP) -> pd.DataFrame:
+    """Long table of r_hat for every cell × applicable predictor × estimator."""
+    d, B = fcfg["d"], fcfg["n_seqs"]
+    rows: list[dict] = []
+    spectra: list[np.ndarray] = []
+
+    def emit(keys: list[dict], spec: torch.Tensor) -> None:
+        rows.extend(keys)
+        spectra.append(spec.numpy())
+
+    for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
+        g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
+        X = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
+        E = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
+        V_haar = haar_orthonormal(d, d, g)
+        pinv = attention_native_pinv(X)
+        static_ok = B >= n * d
+        if static_ok:
+            x = X.reshape(1, B, n * d)
+            chol_static = torch.linalg.cholesky(x.transpose(1, 2) @ x)
+        invert_ok = n <= d and B * n * (n - 1) >= d * d
+        if invert_ok:
+            chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
+        for r_star in fcfg["r_star"]:
+            A, _ = teacher_kernel(d, r_star, fcfg["kappa"], fcfg["gain"] * math.sqrt(d),
+                                  _gen(base_seed, 104729, r_star, seed))
+            XAX = X @ A @ X.transpose(-1, -2)
+            for cls in fcfg["classes"]:
+                betas = fcfg["beta"] if cls == "L4" else [None]
+                for beta in betas:
+                    M = XAX / n if cls == "L3" else torch.softmax(beta / math.sqrt(d) * XAX, -1)
+                    MX = M @ X
+                    for value_map in fcfg["value_maps"]:
+                        V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
+                        clean = MX @ V
+                        Ys = torch.cat([clean + s * E for s in fcfg["sigma"]])  # [S, B, n, d]
+                        key = [{"class": cls, "value_map": value_map, "n": n, "d": d,
+                                "sigma": s, "beta": beta if beta is not None else np.nan,
+                                "r_star": r_star, "seed": seed} for s in fcfg["sigma"]]
+                        emit([{**k, "predictor": "P_attn"} for k in key],
+                             attention_native_spectrum(pinv.expand(len(Ys), -1, -1, -1), Ys))
+                        if static_ok:
+                            y = Ys.reshape(len(Ys), B, n * d)
+                            K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(1, 2)
+                            M_hat = torch.as_tensor(_rearranged_summary(K, n, d, False)["M_hat"])
+                            spec = (log_inversion_spectrum(M_hat, clip) if cls == "L4"
+                                    else torch.linalg.svdvals(M_hat))
+                            emit([{**k, "predictor": "P_static"} for k in key], spec)
+                        if invert_ok and cls == "L4" and value_map == "known":
+                            spec = inversion_spectrum(X.expand(len(Ys), -1, -1, -1), Ys, None,
+                                                      chol_inv, clip)
+                            emit([{**k, "predictor": "P_invert"} for k in key], spec)
+    keys = pd.DataFrame(rows)
+    # spectra differ in length (n for P_static, d otherwise): pad with zeros, which no estimator counts
+    width = max(s.shape[-1] for s in spectra)
+    S = np.concatenate([np.pad(s, ((0, 0), (0, width - s.shape[-1]))) for s in spectra])
+    est = all_estimators(S, taus=taus, tol=tol)
+    out = pd.concat([keys.assign(estimator=name, r_hat=val) for name, val in est.items()],
+                    ignore_index=True)
+    return out[COLUMNS]

@@ -1,0 +1,54 @@
+"""Stage functions the workflow scripts call: plain Python, usable without Snakemake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .estimators import all_estimators
+from .io import write_npz
+from .mixing import is_softmax
+from .predictors import predict_attention_native, predict_static
+from .tasks import TaskSpec, load_task, make_task, task_specs
+
+
+def specs_of_rung(cfg: dict, rung: str) -> list[TaskSpec]:
+    return [s for s in task_specs(cfg) if s.rung == rung]
+
+
+def write_tasks(cfg: dict, rung: str, out_dir) -> list[Path]:
+    paths = []
+    for spec in specs_of_rung(cfg, rung):
+        path = Path(out_dir) / f"{spec.task_id}.npz"
+        write_npz(path, **make_task(spec))
+        paths.append(path)
+    return paths
+
+
+def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
+    """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies."""
+    p = cfg["predict"]
+    rows, spectra = [], []
+    for path in task_paths:
+        arrays, meta = load_task(path)
+        X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
+        noise = rng.standard_normal(Y.shape)
+        for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
+            Ys = Y if sigma == meta["sigma"] else Y + (sigma - meta["sigma"]) * noise
+            key = {"task_id": meta["task_id"], "class": meta["class"], "r_star": meta["r_star"],
+                   "seed": meta["seed"], "sigma": sigma}
+            st = predict_static(X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"])
+            rows.append({**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])})
+            spectra.append(st["spectrum"])
+            rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
+            spectra.append(predict_attention_native(X, Ys)["spectrum"])
+    keys = pd.DataFrame(rows)
+    width = max(len(s) for s in spectra)
+    S = np.stack([np.pad(s, (0, width - len(s))) for s in spectra])
+    est = all_estimators(S, taus=p["taus"], tol=p["tol"])
+    out = pd.concat([keys.assign(estimator=k, r_hat=v) for k, v in est.items()], ignore_index=True)
+    return out[["task_id", "class", "r_star", "seed", "sigma", "predictor", "estimator", "r_hat",
+                "static_fit_share"]]

@@ -1,0 +1,188 @@
+"""Data-only rank predictors: no training (SCIENCE.md §3).
+
+All predictors work in float64 on batches of independent groups:
+``X, Y: [G, B, n, d]`` (G groups of B sequences) or ``[B, n, d]`` (one group), and return
+a descending spectrum ``[G, k]`` (or ``[k]``) to feed to any estimator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+#: floor of the probabilities before the log-inversion of a softmax operator
+DEFAULT_CLIP = 1e-12
+
+
+def _as_groups(X, Y, name: str) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float64)
+    Y = torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=torch.float64)
+    single = X.ndim == 3
+    if X.ndim not in (3, 4):
+        raise ValueError(f"{name}: X must have shape [B, n, d] or [G, B, n, d], got {tuple(X.shape)}")
+    if X.shape != Y.shape:
+        raise ValueError(f"{name}: X and Y must have the same shape, got {tuple(X.shape)} and {tuple(Y.shape)}")
+    if X.shape[-2] < 2:
+        raise ValueError(f"{name}: sequences need n >= 2 tokens, got n = {X.shape[-2]}")
+    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
+        raise ValueError(f"{name}: X or Y contains NaN or Inf")
+    if single:
+        X, Y = X.unsqueeze(0), Y.unsqueeze(0)
+    return X, Y, single
+
+
+def _out(t: torch.Tensor, single: bool) -> np.ndarray:
+    t = t.detach().cpu().numpy()
+    return t[0] if single else t
+
+
+def centering(n: int, dtype=torch.float64) -> torch.Tensor:
+    """J = I − 11ᵀ/n."""
+    return torch.eye(n, dtype=dtype) - 1.0 / n
+
+
+def _desc_svdvals(M: torch.Tensor) -> torch.Tensor:
+    return torch.linalg.svdvals(M)
+
+
+def log_inversion_spectrum(M: torch.Tensor, clip: float = DEFAULT_CLIP) -> torch.Tensor:
+    """Spectrum of log(clip(M)) J after rescaling rows of M to sum 1 ([..., n, n] -> [..., n]).
+
+    For M = softmax_row(βS): log M = βS − lse·1ᵀ and the row term dies under J, so the
+    spectrum is that of βSJ.
+    """
+    rows = M.sum(-1, keepdim=True)
+    M = M / torch.where(rows.abs() > 0, rows, torch.ones_like(rows))
+    return _desc_svdvals(torch.log(M.clamp_min(clip)) @ centering(M.shape[-1], M.dtype))
+
+
+def static_operator(X, Y) -> dict[str, np.ndarray]:
+    """Least-squares static map and its Van Loan–Pitsianis rank-1 summary.
+
+    Regress vec(Y) on vec(X) (row-major, K: [nd, nd] = M ⊗ Vᵀ for a static task), rearrange
+    K into R: [n², d²] whose rank-1 part is vec(M) vec(Vᵀ)ᵀ, and return M̂ (its top left
+    singular vector, sign fixed so that the entries sum positive) and the static-fit share
+    s₁²/Σs² of R (1 for a static task). Needs B ≥ nd sequences per group.
+    """
+    X, Y, single = _as_groups(X, Y, "P_static")
+    G, B, n, d = X.shape
+    if B < n * d:
+        raise ValueError(f"P_static: least squares over vec(X) needs at least n*d = {n * d} "
+                         f"sequences, got {B}")
+    x, y = X.reshape(G, B, n * d), Y.reshape(G, B, n * d)
+    sxx = x.transpose(1, 2) @ x
+    chol, info = torch.linalg.cholesky_ex(sxx)
+    if bool((info != 0).any()):
+        raise ValueError("P_static: the inputs vec(X) are linearly dependent; supply more or "
+                         "more varied sequences")
+    K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol).transpose(1, 2)  # [G, nd, nd]
+    return _rearranged_summary(K, n, d, single)
+
+
+def _rearranged_summary(K: torch.Tensor, n: int, d: int, single: bool) -> dict:
+    G = K.shape[0]
+    R = K.reshape(G, n, d, n, d).permute(0, 1, 3, 2, 4).reshape(G, n * n, d * d)
+    evals, evecs = torch.linalg.eigh(R.transpose(1, 2) @ R)  # ascending, [G, d²]
+    top = evals[:, -1].clamp_min(0)
+    total = evals.clamp_min(0).sum(-1)
+    share = torch.where(total > 0, top / torch.where(total > 0, total, 1.0), torch.zeros_like(top))
+    u = R @ evecs[:, :, -1:]  # ∝ vec(M̂) · s₁
+    M_hat = u.reshape(G, n, n)
+    sign = torch.sign(M_hat.sum((-1, -2)))
+    M_hat = M_hat * torch.where(sign == 0, 1.0, sign)[:, None, None]
+    return {"M_hat": _out(M_hat, single), "static_fit_share": _out(share, single)}
+
+
+def predict_static(X, Y, *, softmax: bool = False, clip: float = DEFAULT_CLIP) -> dict:
+    """P_static, the naive (value-free) Entropic Bound.
+
+    Returns ``spectrum`` ([G, n]: svd(M̂) for linear classes, the log-inversion spectrum for
+    softmax classes), ``static_fit_share`` ([G]) and ``M_hat`` ([G, n, n]).
+    """
+    out = static_operator(X, Y)
+    M = torch.as_tensor(out["M_hat"])
+    spec = log_inversion_spectrum(M, clip) if softmax else _desc_svdvals(M)
+    out["spectrum"] = spec.numpy()
+    return out
+
+
+def _pinv_tokens(Xt: torch.Tensor) -> torch.Tensor:
+    """X̃⁺: [..., d, n] for X̃: [..., n, d] of full rank, by the normal equations."""
+    n, d = Xt.shape[-2:]
+    if n >= d:
+        gram = Xt.transpose(-1, -2) @ Xt
+        return torch.linalg.solve(gram, Xt.transpose(-1, -2))
+    gram = Xt @ Xt.transpose(-1, -2)
+    return Xt.transpose(-1, -2) @ torch.linalg.inv(gram)
+
+
+def attention_native_pinv(X: torch.Tensor) -> torch.Tensor:
+    """The per-sequence X̃⁺ of P_attn (X̃ = JX when n > d, else X): [..., d, n]."""
+    n, d = X.shape[-2:]
+    Xt = centering(n, X.dtype) @ X if n > d else X
+    return _pinv_tokens(Xt)
+
+
+def attention_native_spectrum(pinv: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """sqrt(eig(Σ_b Z_b Z_bᵀ)), Z_b = X̃_b⁺ Y_b; pinv: [G, B, d, n], Y: [G, B, n, d] -> [G, d]."""
+    Z = pinv @ Y
+    C = torch.einsum("gbij,gbkj->gik", Z, Z)
+    ev = torch.linalg.eigvalsh(C).flip(-1)
+    return ev.clamp_min(0).sqrt()
+
+
+def predict_attention_native(X, Y) -> dict:
+    """P_attn, the attention-native (value-free) predictor: ``spectrum`` [G, d].
+
+    For linear attention and n ≥ d, Z_b = A (X_bᵀX_b/n) V so col(C) = col(A): exact whatever
+    V is. Centring (n > d) removes softmax's uniform part, to first order in β.
+    """
+    X, Y, single = _as_groups(X, Y, "P_attn")
+    n, d = X.shape[-2:]
+    try:
+        pinv = attention_native_pinv(X)
+    except RuntimeError:
+        raise ValueError("P_attn: a sequence's token matrix is singular; drop degenerate "
+                         "sequences (e.g. repeated tokens)") from None
+    return {"spectrum": _out(attention_native_spectrum(pinv, Y), single)}
+
+
+def inversion_normal_matrix(X: torch.Tensor) -> torch.Tensor:
+    """Σ_b XᵀX ⊗ XᵀJX: the normal matrix of the P_invert least squares, [G, d², d²]."""
+    n, d = X.shape[-2:]
+    JX = centering(n, X.dtype) @ X
+    XtX = X.transpose(-1, -2) @ X
+    XtJX = X.transpose(-1, -2) @ JX
+    return torch.einsum("gbij,gbkl->gikjl", XtX, XtJX).reshape(X.shape[0], d * d, d * d)
+
+
+def inversion_spectrum(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor | None,
+                       normal_chol: torch.Tensor, clip: float = DEFAULT_CLIP) -> torch.Tensor:
+    """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major)."""
+    n, d = X.shape[-2:]
+    J = centering(n, X.dtype)
+    Xp = X.transpose(-1, -2) @ torch.linalg.inv(X @ X.transpose(-1, -2))  # X⁺, exact for n ≤ d
+    Yv = Y if V is None else Y @ torch.linalg.inv(V)
+    P_hat = Yv @ Xp
+    L = torch.log(P_hat.clamp_min(clip)) @ J
+    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
+    A = torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
+    return _desc_svdvals(A)
+
+
+def predict_inversion(X, Y, V=None, *, clip: float = DEFAULT_CLIP) -> dict:
+    """P_invert (softmax attention, value known, n ≤ d): ``spectrum`` [G, d] of Â."""
+    X, Y, single = _as_groups(X, Y, "P_invert")
+    G, B, n, d = X.shape
+    if n > d:
+        raise ValueError(f"P_invert needs n <= d so that X⁺ inverts the tokens exactly, got n = {n} > d = {d}")
+    if B * n * (n - 1) < d * d:
+        raise ValueError(f"P_invert: least squares for A needs B·n·(n−1) >= d² equations; "
+                         f"got B = {B} sequences (need at least {-(-d * d // (n * (n - 1)))})")
+    Vt = None if V is None else torch.as_tensor(np.asarray(V), dtype=torch.float64)
+    if Vt is not None and Vt.shape[-2:] != (d, d):
+        raise ValueError(f"P_invert: the value map must be [d, d] = [{d}, {d}], got {tuple(Vt.shape)}")
+    chol, info = torch.linalg.cholesky_ex(inversion_normal_matrix(X))
+    if bool((info != 0).any()):
+        raise ValueError("P_invert: the least squares for A is singular; supply more sequences")
+    return {"spectrum": _out(inversion_spectrum(X, Y, Vt, chol, clip), single)}

@@ -1,0 +1,16 @@
+rule frontier:
+    """The predictability frontier grid (no training): r_hat per cell, predictor, estimator."""
+    output:
+        f"{RUN}/tables/frontier.csv",
+    log:
+        f"{RUN}/logs/frontier.log",
+    benchmark:
+        f"{RUN}/benchmarks/frontier.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=6000,
+        runtime=20,
+    script:
+        "../scripts/frontier.py"

@@ -1,0 +1,18 @@
+rule predict:
+    """Data-only predictors (P_static with its static-fit share, P_attn) on every task."""
+    input:
+        all_task_files(),
+    output:
+        f"{RUN}/tables/data_only_predictions.csv",
+    log:
+        f"{RUN}/logs/predict.log",
+    benchmark:
+        f"{RUN}/benchmarks/predict.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    script:
+        "../scripts/predict.py"
