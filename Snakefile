@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/tasks.smk"
 include: "workflow/rules/predict.smk"
 include: "workflow/rules/frontier.smk"
+include: "workflow/rules/train.smk"
 
 
 rule:

@@ -62,6 +62,33 @@ def kernel_norm(rung: str, n: int, d: int, gain: float) -> float:
     return gain * math.sqrt(d)
 
 
+def _rmul(X: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """X @ A for X: [..., B, n, d] and A: [..., 1, d, e] as one GEMM per leading index.
+
+    Broadcasting A over B would run B tiny matrix products per student; folding B into the
+    rows runs one [B·n, d] × [d, e] product instead (about 10x faster on CPU).
+    """
+    if A.ndim == X.ndim and A.shape[-3] == 1 and X.shape[-3] > 1:
+        lead = X.shape[:-2]
+        out = X.reshape(*X.shape[:-3], -1, X.shape[-1]) @ A.squeeze(-3)
+        return out.view(*lead, X.shape[-2], A.shape[-1])
+    return X @ A
+
+
+def _lmul(M: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """M @ X for a static M: [..., 1, n, n] and X: [..., B, n, d] as one GEMM per leading index."""
+    if M.ndim == X.ndim and M.shape[-3] == 1 and X.shape[-3] > 1:
+        B, n, d = X.shape[-3:]
+        Xt = X.transpose(-3, -2).reshape(*X.shape[:-3], n, B * d)
+        return (M.squeeze(-3) @ Xt).view(*X.shape[:-3], n, B, d).transpose(-3, -2)
+    return M @ X
+
+
+def _bilinear(X: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    """X A Xᵀ: [..., n, n]."""
+    return _rmul(X, kernel) @ X.transpose(-1, -2)
+
+
 def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: float = 1.0,
                     P: torch.Tensor | None = None) -> torch.Tensor:
     """M(X): [..., n, n] for ``X: [..., n, d]`` and the rung's kernel."""
@@ -72,20 +99,21 @@ def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: f
     if cls == "L1":
         return torch.softmax(beta * kernel, dim=-1)
     if cls == "L3":
-        return X @ kernel @ X.transpose(-1, -2) / n
+        return _bilinear(X, kernel) / n
     scale = beta / math.sqrt(d)
     if cls == "L4":
-        return torch.softmax(scale * (X @ kernel @ X.transpose(-1, -2)), dim=-1)
+        return torch.softmax(scale * _bilinear(X, kernel), dim=-1)
     if P is None:
         raise ValueError(f"rung {rung} needs the positional embedding P")
     static = P @ kernel @ P.transpose(-1, -2)
     if cls == "L2":
         return torch.softmax(scale * static, dim=-1)
-    dynamic = X @ kernel @ X.transpose(-1, -2)
+    dynamic = _bilinear(X, kernel)
     return torch.softmax(scale * ((1 - lam) * static + lam * dynamic), dim=-1)
 
 
 def apply_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, V: torch.Tensor, *,
                    beta: float = 1.0, P: torch.Tensor | None = None) -> torch.Tensor:
     """Y = M(X) X V: [..., n, d]."""
-    return mixing_operator(rung, X, kernel, beta=beta, P=P) @ X @ V
+    M = mixing_operator(rung, X, kernel, beta=beta, P=P)
+    return _rmul(_lmul(M, X), V)

@@ -52,3 +52,38 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
     out = pd.concat([keys.assign(estimator=k, r_hat=v) for k, v in est.items()], ignore_index=True)
     return out[["task_id", "class", "r_star", "seed", "sigma", "predictor", "estimator", "r_hat",
                 "static_fit_share"]]
+
+
+def chunks_of_rung(cfg: dict, rung: str) -> list[list[TaskSpec]]:
+    """The rung's tasks in groups of train.tasks_per_job (one training job each)."""
+    specs = specs_of_rung(cfg, rung)
+    size = cfg["train"]["tasks_per_job"]
+    return [specs[i:i + size] for i in range(0, len(specs), size)]
+
+
+def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.DataFrame]:
+    """Train one job's students: the rung's own class over every rank (``kind="sweep"``), or
+    the static L0 and L1 students at full rank n (``kind="static"``)."""
+    from .config import class_optim
+    from .engine import Optim, train_students
+    from .mixing import kernel_dim, parse_rung
+
+    tasks = [load_task(p) for p in task_paths]
+    t = cfg["train"]
+    n, d = cfg["task"]["n"], cfg["task"]["d"]
+    if kind == "sweep":
+        jobs = [(rung, list(range(1, kernel_dim(rung, n, d) + 1)), False)]
+    elif kind == "static":
+        jobs = [("L0", [n], True), ("L1", [n], True)]
+    else:
+        raise ValueError(f"unknown training kind {kind!r}; use sweep or static")
+    parts: dict[str, list[pd.DataFrame]] = {"metrics": [], "dynamics": [], "loss": []}
+    for student_class, ranks, static in jobs:
+        optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
+        out = train_students(tasks, student_class, ranks, t["student_seeds"], optim,
+                             init_scale=t["init_scale"], epsilon=t["epsilon"],
+                             checkpoints=t["checkpoints"], base_seed=cfg["seed"],
+                             static_student=static, device=cfg["device"])
+        for k, v in out.items():
+            parts[k].append(v)
+    return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}

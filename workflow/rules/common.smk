@@ -6,6 +6,7 @@ import yaml
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
+from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
 from entropic_bound.tasks import task_specs  # noqa: E402
 
 CLAIMS = yaml.safe_load(Path("config/claims.yaml").read_text())
@@ -32,8 +33,25 @@ def all_task_files():
     return [task_file(t) for t in TASKS]
 
 
+def train_task_files(wildcards):
+    """Task files of one training job: chunk `chunk` of the rung's tasks."""
+    chunk = chunks_of_rung(config, wildcards.rung)[int(wildcards.chunk)]
+    return [task_file(t) for t in chunk]
+
+
+def train_outputs(table):
+    """Every training job's `table` (metrics, dynamics or loss)."""
+    return [
+        f"{RUN}/train/{rung}/{kind}_c{c}.{table}.parquet"
+        for rung in RUNGS
+        for kind in ("sweep", "static")
+        for c in range(len(chunks_of_rung(config, rung)))
+    ]
+
+
 def get_final_output():
     return [
         f"{RUN}/tables/data_only_predictions.csv",
         f"{RUN}/tables/frontier.csv",
+        f"{RUN}/tables/train_metrics.parquet",
     ]

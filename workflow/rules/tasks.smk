@@ -1,16 +1,20 @@
 rule tasks:
     """Teacher tasks of one rung: X/Y train/test, kernel, V, P and meta per task."""
     output:
-        expand(
-            "{run}/tasks/{{rung}}_r{r_star}_s{seed}.npz",
-            run=RUN,
-            r_star=config["task"]["r_star"],
-            seed=config["task"]["seeds"],
+        temp(
+            expand(
+                "{run}/tasks/{{rung}}_r{r_star}_s{seed}.npz",
+                run=RUN,
+                r_star=config["task"]["r_star"],
+                seed=config["task"]["seeds"],
+            ),
         ),
     log:
         f"{RUN}/logs/tasks/{{rung}}.log",
     benchmark:
         f"{RUN}/benchmarks/tasks/{{rung}}.tsv"
+    group:
+        "tasks"
     conda:
         "../../envs/compute.yaml"
     threads: 1

@@ -1,0 +1,43 @@
+rule train:
+    """One batched training job: a rung's students over every rank (sweep), or the static
+    L0/L1 full-rank students (static), on one chunk of the rung's tasks."""
+    input:
+        train_task_files,
+    output:
+        metrics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.metrics.parquet",
+        dynamics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.dynamics.parquet",
+        loss=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.loss.parquet",
+    log:
+        f"{RUN}/logs/train/{{rung}}_{{kind}}_c{{chunk}}.log",
+    benchmark:
+        f"{RUN}/benchmarks/train/{{rung}}_{{kind}}_c{{chunk}}.tsv"
+    wildcard_constraints:
+        kind="sweep|static",
+        chunk=r"\d+",
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/train.py"
+
+
+rule collect_train:
+    """Every training job's tables in one place: metrics, spectrum checkpoints, loss curves."""
+    input:
+        metrics=train_outputs("metrics"),
+        dynamics=train_outputs("dynamics"),
+        loss=train_outputs("loss"),
+    output:
+        metrics=f"{RUN}/tables/train_metrics.parquet",
+        dynamics=f"{RUN}/tables/train_dynamics.parquet",
+        loss=f"{RUN}/tables/train_loss.parquet",
+    log:
+        f"{RUN}/logs/collect_train.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    script:
+        "../scripts/collect_train.py"

@@ -1,0 +1,15 @@
+"""Rule `collect_train`: concatenate every training job's tables."""
+import pandas as pd
+
+from entropic_bound.io import provenance, read_table, write_table
+from entropic_bound.runner import run
+
+
+def main(sm):
+    prov = provenance(sm.config, rule="collect_train")
+    for name in ("metrics", "dynamics", "loss"):
+        df = pd.concat([read_table(p) for p in sm.input[name]], ignore_index=True)
+        write_table(df, sm.output[name], prov)
+
+
+run(main, snakemake)  # noqa: F821

@@ -1,0 +1,15 @@
+"""Rule `train`: one batched training job (see entropic_bound.engine)."""
+from entropic_bound.io import provenance, write_table
+from entropic_bound.pipeline import train_chunk
+from entropic_bound.runner import run
+
+
+def main(sm):
+    w = sm.wildcards
+    out = train_chunk(sm.config, w.rung, w.kind, list(sm.input))
+    prov = provenance(sm.config, rule="train", rung=w.rung, kind=w.kind, chunk=int(w.chunk))
+    for name, df in out.items():
+        write_table(df, sm.output[name], prov)
+
+
+run(main, snakemake)  # noqa: F821
