@@ -24,7 +24,11 @@ def _spectra(s) -> np.ndarray:
         raise ValueError("spectrum contains NaN or Inf")
     if np.any(s < 0):
         raise ValueError("spectrum has negative singular values")
-    return -np.sort(-s, axis=-1)  # descending
+    s = -np.sort(-s, axis=-1)  # descending
+    # normalise by s_1: every estimator is scale-free, and squares of tiny or huge spectra
+    # would otherwise under- or overflow
+    top = s[..., :1]
+    return np.divide(s, top, out=np.zeros_like(s), where=top > 0)
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -269,7 +269,7 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
     axes = fig.subplots(3, 1, sharex=True)
     rows = [("P_static_err", "|P_static − r*| (rank units)", False),
             ("static_fit_share", "static-fit share s₁²/Σs²", False),
-            ("static_student_R", "static-student R (log)", True)]
+            ("static_student_R", "static-student R", True)]
     t = t2.assign(P_static_err=(t2["P_static_raw"] - t2["r_star"]).abs())
     mean = ladder.set_index("rung") if not ladder.empty else pd.DataFrame()
     for ax, (col, label, log) in zip(axes, rows):
@@ -306,8 +306,9 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
     if handles:
         axes[-1].legend(handles, labels, frameon=False, loc="upper left")
     lad = [r for r in rungs if ladder_lambda(r) is not None]
-    if lad:
-        axes[-1].axvspan(x[lad[0]] - 0.4, x[lad[-1]] + 0.4, color="tab:blue", alpha=0.05, lw=0)
+    if lad:  # shade the λ ladder L2 (λ = 0) → L4 (λ = 1) in every panel
+        for ax in axes:
+            ax.axvspan(x[lad[0]] - 0.4, x[lad[-1]] + 0.4, color="tab:blue", alpha=0.05, lw=0)
     axes[-1].set_xticks([x[r] for r in rungs], [rung_label(r) for r in rungs])
     axes[-1].set_xlabel("rung: static linear → static softmax → static QK → input-conditioned (λ) → softmax attention")
     return fig
@@ -339,18 +340,20 @@ def figure_F5(t3: pd.DataFrame, claims_estimator: str) -> Figure:
                    label=f"{mix} attention ({rung})")
             for xi, (err, rate) in zip(xs, zip(m["mean_abs_error"], m["exact_rate"])):
                 if np.isfinite(err):
-                    ax.text(xi, err, f"{rate:.0%}", ha="center", va="bottom", fontsize=6, rotation=90)
+                    ax.text(xi, err, f" {rate:.0%}", ha="center", va="bottom", fontsize=6.5,
+                            rotation=90)
         ax.set_xticks(np.arange(len(order)), [pretty_estimator(e) for e in order], rotation=35,
                       ha="right")
         i = order.index(claims_estimator) if claims_estimator in order else None
         if i is not None:
             ax.get_xticklabels()[i].set_fontweight("bold")
-            ax.axvspan(i - 0.5, i + 0.5, color="gold", alpha=0.15, lw=0)
+            ax.axvspan(i - 0.5, i + 0.5, color="gold", alpha=0.2, lw=0, zorder=0)
         ax.set_title(kind)
         ax.set_ylabel("mean |estimate − r*| (rank units)")
-        ax.margins(y=0.18)
+        ax.margins(y=0.22)
         ax.grid(True, axis="y", lw=0.3, alpha=0.5)
-    axes[0].legend(frameon=False, loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
     fig.suptitle(f"labels above bars: exact rate (rounded); highlighted: {pretty_estimator(claims_estimator)}",
                  fontsize=8)
     return fig
@@ -425,7 +428,7 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
     rungs = sort_rungs(t2["rung"])
     pal = rung_palette(rungs)
     top = float(np.nanmax(t2[["r_star", "P_static", "P_attn", "r_emp"]].to_numpy(float)))
-    none_x = top + 1.5
+    none_x = top + 1.0
     emp = t2["r_emp"].fillna(none_x)
     no_training = t2["r_emp"].isna().all()
     specs = [("P_static", "data-only P_static"), ("P_attn", "data-only P_attn")]
@@ -442,7 +445,6 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
             ax.scatter(xs[hit], ys[hit], color=pal[rung], s=18, marker="o", label=rung,
                        edgecolor="white", linewidth=0.3)
             ax.scatter(xs[~hit], ys[~hit], color=pal[rung], s=22, marker="x", linewidth=1.0)
-        ax.plot([0.5, top + 0.5], [0.5, top + 0.5], color="0.3", ls="--", lw=0.9)
         ax.set_xlabel("trained knee r_emp (rank)")
         ax.set_ylabel(f"{label} (rank)")
         ax.set_title(f"{col} vs knee")
@@ -455,24 +457,30 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
             ax.scatter(t2.loc[sel, "r_star"] + _jitter(sel.sum(), 0.18, i), emp[sel]
                        + _jitter(sel.sum(), 0.18, i + 99), color=pal[rung], s=18,
                        edgecolor="white", linewidth=0.3)
-        ax.plot([0.5, top + 0.5], [0.5, top + 0.5], color="0.3", ls="--", lw=0.9)
         ax.set_xlabel("teacher rank r*")
         ax.set_ylabel("trained knee r_emp (rank)")
         ax.set_title("knee vs r*")
-    ticks = list(range(1, int(top) + 1))
-    step = max(1, len(ticks) // 6)
-    ticks = ticks[::step] if ticks else [1]
+    has_none = bool(t2["r_emp"].isna().any()) and not no_training
+    step = max(1, int(top) // 6)
+    ticks = list(range(1, int(top) + 1, step))
+    hi = top + 0.6
     for j, ax in enumerate(axes):
-        if not ax.get_xticks().size:
+        if no_training:
             continue
-        ax.set_xlim(0.3, none_x + 0.6)
-        ax.set_ylim(0.3, (none_x if j == 2 else top) + 0.7)
-        xt = ticks + ([none_x] if j < 2 and t2["r_emp"].isna().any() else [])
-        ax.set_xticks(xt, [f"{v:g}" for v in ticks] + (["none"] if len(xt) > len(ticks) else []))
-        if j == 2 and t2["r_emp"].isna().any():
-            ax.set_yticks(ticks + [none_x], [f"{v:g}" for v in ticks] + ["none"])
+        knee_on_x = j < 2
+        ax.set_xlim(0.4, (none_x if has_none and knee_on_x else top) + 0.6)
+        ax.set_ylim(0.4, (none_x if has_none and not knee_on_x else top) + 0.6)
+        extra = [none_x] if has_none else []
+        labels = [str(v) for v in ticks] + (["none"] if has_none else [])
+        if knee_on_x:
+            ax.set_xticks(ticks + extra, labels)
+            ax.set_yticks(ticks)
+        else:
+            ax.set_xticks(ticks)
+            ax.set_yticks(ticks + extra, labels)
+        ax.plot([0.4, hi], [0.4, hi], color="0.3", ls="--", lw=0.9, zorder=1)
         ax.grid(True, lw=0.3, alpha=0.5)
-    handles = [Line2D([], [], color=pal[r], marker="o", ls="none", label=r) for r in rungs]
+    handles = [Line2D([], [], color=pal[r], marker="o", ls="none", label=rung_title(r)) for r in rungs]
     handles += [Line2D([], [], color="0.3", marker="o", ls="none", label="prediction = r*"),
                 Line2D([], [], color="0.3", marker="x", ls="none", label="prediction ≠ r*"),
                 Line2D([], [], color="0.3", ls="--", label="y = x")]

@@ -1,0 +1,1037 @@
+"""``entropic-bound``: the minimum attention rank of a user's own data, before any training.
+
+``entropic-bound predict FILE`` reads sequences ``X`` and targets ``Y`` (``[B, n, d]``) and reports
+every data-only predictor of SCIENCE.md §3 under every rank estimator of §2, the static-fit share,
+where the data sit on the predictability frontier (n against d, a noise estimate, linear- or
+softmax-like mixing) and one recommended minimum query-key rank with the predictor it trusts and
+why. ``entropic-bound inspect FILE`` prints shapes, a task file's meta and summary statistics.
+
+Scale (the 100,000 × 64 × 64 target: ≤ 10 s on 2 cores, ≤ 4 GB). Arrays are never loaded whole:
+they are read in chunks of sequences straight from the ``.npy`` bytes (in place for ``.npy`` files
+and uncompressed ``.npz`` members, streamed for compressed ones), so memory does not grow with B.
+Every value is checked for NaN/Inf; the predictors then run on deterministic, seeded subsamples
+whose sizes are reported:
+
+* P_attn accumulates C = Σ_b Z_b Z_bᵀ chunk by chunk in float64 over at most
+  ``--attn-max-sequences`` sequences (default: all while B·n·d·max(n, d) ≤ 2³², i.e. every
+  sequence at d = 16, 16,384 of them at n = d = 64). Its d×d spectrum converges long before that.
+* P_static's (nd × nd) least squares uses ``--static-oversample`` × nd sequences (default 8×), and
+  is skipped, with a note, when nd or its d² × d² Van Loan–Pitsianis eigenproblem exceeds
+  ``--static-max-size`` (default 1024): its cost grows as (nd)³ and d⁶ (n = d = 32 takes ~2 s,
+  n = 16, d = 64 over a minute on 2 cores).
+* P_invert (only with ``--value-known`` and n ≤ d) uses ``--invert-max-sequences`` (default 1024).
+
+Errors are one line on stderr, ``entropic-bound: error: <what is wrong>; <what to do>``, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .estimators import all_estimators, estimate, estimator_names
+from .predictors import predict_inversion, predict_static
+
+PROG = "entropic-bound"
+#: the paper's default estimator: r_E(0.99) is the least rank whose surrogate excess risk is
+#: ≤ 1% (SCIENCE.md §1) and the estimator robust to softmax distortion (claim C8)
+DEFAULT_ESTIMATOR = "energy_0.99"
+#: static-fit share above which one static kernel explains the data (L0–L2 tasks sit at ≥ 0.995,
+#: L3 at ~0.93, L4 and the interpolation rungs lower, in a check over the ladder at n, d ≤ 32)
+STATIC_SHARE = 0.99
+#: mean-token index at or above which the mixing looks softmax-like (see _mixing for the why)
+SOFTMAX_INDEX = 1.5
+#: relative noise (σ over the signal's rms) up to which P_attn stays exact at n ≥ 2d (claim C9)
+NOISE_AT_SCALE = 0.1
+#: relative noise below which noise does not matter even for d ≤ n < 2d
+NOISE_NEGLIGIBLE = 0.01
+#: values beyond this magnitude overflow float64 in the Gram matrices; ask for a rescale instead
+MAX_ABS = 1e100
+#: elements per chunk read from disk (16 MB of float32): memory stays flat in B
+CHUNK_ITEMS = 1 << 22
+#: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
+ATTN_WORK = 1 << 32
+#: the spectral-floor noise estimate needs tr((X̃ᵀX̃)⁻¹); a sample of this many sequences suffices
+TRACE_SEQUENCES = 2048
+PLOT_SUFFIXES = {"png", "pdf", "svg", "svgz", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"}
+
+
+class CliError(Exception):
+    """A user error: ``what`` is wrong and ``todo`` says what to do about it."""
+
+    def __init__(self, what: str, todo: str = ""):
+        super().__init__(what)
+        self.what, self.todo = what, todo
+
+    def line(self) -> str:
+        return f"{PROG}: error: {self.what}" + (f"; {self.todo}" if self.todo else "")
+
+
+# --------------------------------------------------------------------------- reading arrays
+
+@dataclass
+class ArrayRef:
+    """One array of a ``.npy`` file or ``.npz`` member, read in chunks of its first axis."""
+
+    path: str
+    name: str
+    member: str | None = None  # zip member; None for a .npy file
+    shape: tuple = ()
+    dtype: np.dtype | None = None
+    fortran: bool = False
+    offset: int | None = None  # where the data start, when they can be read in place
+    problem: str | None = None  # why the array cannot be read (reported only when it is used)
+
+    @property
+    def numeric(self) -> bool:
+        return self.dtype is not None and self.dtype.kind in "biuf" and not self.dtype.fields
+
+    def where(self) -> str:
+        return f"{self.name} in {self.path}" if self.member is not None else self.path
+
+
+def _read_header(fp, where: str) -> tuple[tuple, bool, np.dtype]:
+    """Shape, Fortran order and dtype from a .npy header, public numpy API only."""
+    try:
+        version = np.lib.format.read_magic(fp)
+        reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                  else np.lib.format.read_array_header_2_0)  # 3.0 differs only in utf-8 names
+        shape, fortran, dtype = reader(fp)
+    except Exception as exc:  # numpy raises ValueError, EOFError, SyntaxError... on a bad header
+        raise CliError(f"{where} is not a valid .npy array ({exc})",
+                       "save arrays with numpy.save or numpy.savez") from None
+    return tuple(shape), bool(fortran), np.dtype(dtype)
+
+
+def _file_kind(path: str) -> str:
+    """'npz' or 'npy' by the file's first bytes (not its name)."""
+    if not os.path.exists(path):
+        raise CliError(f"file {path} does not exist", "check the path")
+    if os.path.isdir(path):
+        raise CliError(f"{path} is a directory", "give a .npz or .npy file")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise CliError(f"cannot read {path} ({exc.strerror or exc})",
+                       "check the file's permissions") from None
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "npz"
+    raise CliError(f"{path} is not a .npz or .npy file" + (" (it is empty)" if not head else ""),
+                   "save X and Y with numpy.savez(FILE, X=X, Y=Y), or each with numpy.save")
+
+
+def open_arrays(path: str) -> tuple[str, dict[str, ArrayRef]]:
+    """The arrays of a .npy or .npz file by name (``X.npy`` members are named ``X``)."""
+    kind = _file_kind(path)
+    if kind == "npy":
+        with open(path, "rb") as fh:
+            shape, fortran, dtype = _read_header(fh, path)
+            offset = fh.tell()
+        name = os.path.splitext(os.path.basename(path))[0]
+        return kind, {name: ArrayRef(path, name, None, shape, dtype, fortran, offset)}
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise CliError(f"{path} is not a readable .npz archive ({exc})",
+                       "re-save it with numpy.savez") from None
+    refs: dict[str, ArrayRef] = {}
+    with zf, open(path, "rb") as raw:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            ref = ArrayRef(path, name, info.filename)
+            try:
+                if info.flag_bits & 0x1:
+                    raise CliError(f"{ref.where()} is encrypted", "save it without encryption")
+                if info.compress_type == zipfile.ZIP_STORED:
+                    # in place: skip the local header (30 bytes + its own name and extra field)
+                    raw.seek(info.header_offset)
+                    local = raw.read(30)
+                    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+                        raise CliError(f"{ref.where()} has a damaged zip header", "re-save the file")
+                    raw.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                             + int.from_bytes(local[28:30], "little"))
+                    ref.shape, ref.fortran, ref.dtype = _read_header(raw, ref.where())
+                    ref.offset = raw.tell()
+                else:
+                    with zf.open(info) as fp:
+                        ref.shape, ref.fortran, ref.dtype = _read_header(fp, ref.where())
+            except CliError as exc:
+                ref.problem = exc.what
+            except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError) as exc:
+                ref.problem = f"{ref.where()} cannot be read ({exc})"
+            refs[name] = ref
+    return kind, refs
+
+
+def _check_readable(ref: ArrayRef) -> None:
+    if ref.problem:
+        raise CliError(ref.problem, "re-save the file with numpy.savez")
+
+
+def load_whole(ref: ArrayRef) -> np.ndarray:
+    """The whole array (small or Fortran-ordered ones); never unpickles."""
+    _check_readable(ref)
+    try:
+        if ref.member is None:
+            return np.load(ref.path, mmap_mode="r" if ref.numeric else None, allow_pickle=False)
+        with zipfile.ZipFile(ref.path) as zf, zf.open(ref.member) as fp:
+            return np.lib.format.read_array(fp, allow_pickle=False)
+    except ValueError as exc:
+        raise CliError(f"{ref.where()} cannot be loaded ({exc})",
+                       "save plain numeric arrays (no Python objects)") from None
+
+
+def iter_rows(ref: ArrayRef, rows: int):
+    """Yield ``(start, block)`` over the first axis, ``rows`` at a time, without loading it all."""
+    _check_readable(ref)
+    B = ref.shape[0]
+    per_row = math.prod(ref.shape[1:])
+    row_bytes = per_row * ref.dtype.itemsize
+
+    def blocks(fp):
+        for start in range(0, B, rows):
+            k = min(rows, B - start)
+            buf = fp.read(k * row_bytes)
+            if len(buf) < k * row_bytes:
+                raise CliError(f"{ref.where()} is truncated: it ends inside sequence "
+                               f"{start + len(buf) // max(row_bytes, 1)} of {B}",
+                               "re-create the file")
+            yield start, np.frombuffer(buf, ref.dtype).reshape((k,) + ref.shape[1:])
+
+    if ref.fortran:  # rows are not contiguous on disk: read it whole (rare: numpy writes C order)
+        arr = load_whole(ref)
+        for start in range(0, B, rows):
+            yield start, np.asarray(arr[start:start + rows])
+    elif ref.offset is not None:
+        with open(ref.path, "rb") as fh:
+            fh.seek(ref.offset)
+            yield from blocks(fh)
+    else:
+        with zipfile.ZipFile(ref.path) as zf, zf.open(ref.member) as fp:
+            _read_header(fp, ref.where())
+            yield from blocks(fp)
+
+
+def _rows_per_chunk(shape: tuple) -> int:
+    return max(1, CHUNK_ITEMS // max(1, math.prod(shape[1:])))
+
+
+# --------------------------------------------------------------------------- predict: inputs
+
+@dataclass
+class Inputs:
+    X: ArrayRef
+    Y: ArrayRef
+    source: str
+    meta: dict | None = None
+
+
+TASK_META_KEYS = ("task_id", "rung", "family", "r_star", "n", "d", "beta", "sigma", "value_map",
+                  "lambda", "seed")
+
+
+def _task_meta(refs: dict[str, ArrayRef]) -> dict | None:
+    ref = refs.get("meta")
+    if ref is None or ref.problem or ref.dtype is None or ref.dtype.kind not in "US":
+        return None
+    try:
+        meta = json.loads(str(load_whole(ref)))
+    except (CliError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def resolve_inputs(args) -> Inputs:
+    """X and Y from FILE (.npz) or from --x/--y (.npy), with the reason when they cannot be."""
+    if args.file and (args.x or args.y):
+        raise CliError("give either FILE or --x/--y, not both", "drop one of them")
+    if not args.file and not (args.x or args.y):
+        raise CliError("no input given", "run `entropic-bound predict FILE.npz` (with X and Y) "
+                       "or `entropic-bound predict --x X.npy --y Y.npy`")
+    if args.x or args.y:
+        if not (args.x and args.y):
+            raise CliError(f"--{'y' if args.x else 'x'} is missing", "give both --x X.npy and --y Y.npy")
+        pair = []
+        for flag, path in (("x", args.x), ("y", args.y)):
+            kind, refs = open_arrays(path)
+            if kind != "npy":
+                raise CliError(f"--{flag} {path} is a .npz archive, not a .npy file",
+                               f"pass the archive as FILE: `entropic-bound predict {path}`")
+            ref = next(iter(refs.values()))
+            ref.name = flag.upper()
+            pair.append(ref)
+        return Inputs(pair[0], pair[1], f"{args.x} + {args.y}")
+    kind, refs = open_arrays(args.file)
+    if kind == "npy":
+        raise CliError(f"{args.file} is a single .npy array, but predict needs both X and Y",
+                       "pass them as --x X.npy --y Y.npy, or save both into one .npz")
+    if args.x_key or args.y_key:
+        keys = (args.x_key or "X", args.y_key or "Y")
+    elif args.split:
+        keys = (f"X_{args.split}", f"Y_{args.split}")
+    elif "X" in refs or "Y" in refs:
+        keys = ("X", "Y")
+    else:
+        keys = ("X_train", "Y_train")
+    missing = [k for k in keys if k not in refs]
+    if missing:
+        have = ", ".join(sorted(refs)) or "nothing"
+        raise CliError(f"{args.file} has no {' or '.join(missing)} array (it holds: {have})",
+                       "save the inputs as X and the targets as Y of shape [B, n, d] "
+                       "(a task file's X_train/Y_train also work; --x-key/--y-key pick others)")
+    return Inputs(refs[keys[0]], refs[keys[1]], f"{args.file} [{keys[0]}, {keys[1]}]",
+                  _task_meta(refs))
+
+
+def validate_shapes(inp: Inputs) -> tuple[int, int, int]:
+    for ref in (inp.X, inp.Y):
+        _check_readable(ref)
+        if not ref.numeric:
+            raise CliError(f"{ref.where()} has dtype {ref.dtype}, not real numbers",
+                           "save X and Y as float32 or float64 arrays")
+    for ref in (inp.X, inp.Y):
+        if len(ref.shape) != 3:
+            raise CliError(f"{ref.where()} has {len(ref.shape)} dimensions (shape {ref.shape}), "
+                           "expected 3: [B sequences, n tokens, d dimensions]",
+                           "reshape it to [B, n, d] (one sequence is [1, n, d])")
+    if inp.X.shape != inp.Y.shape:
+        raise CliError(f"X has shape {inp.X.shape} but Y has shape {inp.Y.shape}",
+                       "Y must hold one d-dimensional target per token: the same [B, n, d] as X")
+    B, n, d = inp.X.shape
+    if B == 0 or d == 0:
+        raise CliError(f"X and Y have shape {inp.X.shape}: no {'sequences' if B == 0 else 'dimensions'}",
+                       "give at least one sequence of tokens with d >= 1")
+    if n < 2:
+        raise CliError(f"sequences have n = {n} token; attention mixes tokens, so every predictor "
+                       "needs n >= 2", "give sequences of at least 2 tokens")
+    return B, n, d
+
+
+# --------------------------------------------------------------------------- predict: the pass
+
+@dataclass
+class Plan:
+    """Which sequences each predictor sees (None: all)."""
+
+    B: int
+    n: int
+    d: int
+    attn: np.ndarray | None
+    n_attn: int
+    static: np.ndarray | None = None
+    n_static: int = 0
+    static_skip: str | None = None
+    invert: np.ndarray | None = None
+    n_invert: int = 0
+    invert_skip: str | None = None
+
+
+def _subsample(rng: np.random.Generator, B: int, m: int) -> np.ndarray | None:
+    return None if m >= B else np.sort(rng.choice(B, size=m, replace=False))
+
+
+def make_plan(args, B: int, n: int, d: int) -> Plan:
+    rng = np.random.default_rng(args.seed)
+    cap = args.attn_max_sequences
+    if cap is None:
+        cap = max(1024, ATTN_WORK // (n * d * max(n, d)))
+    n_attn = B if cap == 0 else min(B, cap)
+    plan = Plan(B, n, d, _subsample(rng, B, n_attn), n_attn)
+
+    nd = n * d
+    if args.no_static:
+        plan.static_skip = "skipped (--no-static)"
+    elif max(nd, d * d) > args.static_max_size:
+        plan.static_skip = (f"skipped: its least squares has n*d = {nd} unknowns and its "
+                            f"Van Loan–Pitsianis eigenproblem is d² = {d * d} wide, beyond "
+                            f"--static-max-size {args.static_max_size} (cost grows as (nd)³ and d⁶); "
+                            "raise --static-max-size to run it")
+    elif B < nd:
+        raise CliError(f"too few sequences for the least squares of P_static: it fits an "
+                       f"n*d = {nd}-dimensional linear map and needs at least {nd} sequences, got {B}",
+                       "supply more sequences, or pass --no-static to skip P_static and the "
+                       "static-fit share")
+    else:
+        plan.n_static = min(B, args.static_oversample * nd)
+        plan.static = _subsample(rng, B, plan.n_static)
+
+    if not args.value_known:
+        plan.invert_skip = "skipped: needs --value-known (the value map is the identity)"
+    elif n > d:
+        plan.invert_skip = f"skipped: needs n <= d to invert the tokens exactly (n = {n} > d = {d})"
+    else:
+        need = -(-d * d // (n * (n - 1)))
+        if B < need:
+            plan.invert_skip = (f"skipped: its least squares for A needs B·n·(n−1) >= d², i.e. at "
+                                f"least {need} sequences, got {B}")
+        else:
+            plan.n_invert = min(B, max(args.invert_max_sequences, need))
+            plan.invert = _subsample(rng, B, plan.n_invert)
+    return plan
+
+
+def _pick(idx: np.ndarray | None, start: int, stop: int) -> np.ndarray | slice:
+    if idx is None:
+        return slice(None)
+    lo, hi = np.searchsorted(idx, [start, stop])
+    return idx[lo:hi] - start
+
+
+@dataclass
+class AttnAccumulator:
+    """P_attn's C = Σ_b Z_b Z_bᵀ (SCIENCE.md §3) and the diagnostics, chunk by chunk in float64.
+
+    Z_b = X̃_b⁺ Y_b with X̃ = JX when n > d (centred) and X otherwise, through the Cholesky factor of
+    the smaller Gram matrix, as predictors.predict_attention_native computes it in one batch.
+    """
+
+    n: int
+    d: int
+    seen: int = 0
+    C: torch.Tensor = None
+    y2: float = 0.0  # Σ ‖Y_b‖²
+    ybar2: float = 0.0  # Σ ‖ȳ_b‖² (ȳ_b: the sequence's mean target token)
+    ybar: torch.Tensor = None
+    xbar: torch.Tensor = None
+    x2: float = 0.0
+    resid: float = 0.0  # Σ ‖J Y_b − J X_b Z_b‖² (n > d)
+    trace: float = 0.0  # Σ tr((X̃ᵀX̃)⁻¹) over the first TRACE_SEQUENCES sequences
+    traced: int = 0
+    max_abs: float = 0.0
+
+    def __post_init__(self):
+        self.C = torch.zeros(self.d, self.d, dtype=torch.float64)
+        self.ybar = torch.zeros(self.d, dtype=torch.float64)
+        self.xbar = torch.zeros(self.d, dtype=torch.float64)
+
+    def add(self, X: torch.Tensor, Y: torch.Tensor, first: int) -> None:
+        b, n, d = X.shape
+        if b == 0:
+            return
+        self.max_abs = max(self.max_abs, float(X.abs().max()), float(Y.abs().max()))
+        if self.max_abs > MAX_ABS:
+            raise CliError(f"X or Y holds values as large as {self.max_abs:.3g}, which overflow "
+                           "float64 in the Gram matrices", "rescale X and Y (e.g. to unit variance)")
+        xbar, ybar = X.mean(1), Y.mean(1)
+        self.seen += b
+        self.y2 += float((Y * Y).sum())
+        self.x2 += float((X * X).sum())
+        self.ybar2 += float((ybar * ybar).sum())
+        self.ybar += ybar.sum(0)
+        self.xbar += xbar.sum(0)
+        if n >= d:
+            G = X.mT @ X
+            XY = X.mT @ Y
+            if n > d:  # X̃ = JX: XᵀJX = XᵀX − n x̄x̄ᵀ and XᵀJY = XᵀY − n x̄ȳᵀ
+                G = G - n * xbar[:, :, None] * xbar[:, None, :]
+                XY = XY - n * xbar[:, :, None] * ybar[:, None, :]
+        else:
+            G = X @ X.mT
+        L, info = torch.linalg.cholesky_ex(G)
+        bad = torch.nonzero(info).flatten()
+        if len(bad):
+            what = "centred tokens J X" if n > d else "tokens"
+            raise CliError(f"sequence {first + int(bad[0])} has linearly dependent {what} (or values "
+                           "too small to tell apart), so P_attn cannot invert it",
+                           "drop degenerate sequences (repeated or constant tokens) or rescale X")
+        if n >= d:
+            W = torch.linalg.solve_triangular(L, XY, upper=False)
+            Z = torch.linalg.solve_triangular(L.mT, W, upper=True)  # (X̃ᵀX̃)⁻¹ X̃ᵀY
+            if n > d:  # residual of the per-sequence fit of JY on JX = the fit of Y on [1, X]
+                jy2 = (Y * Y).sum((1, 2)) - n * (ybar * ybar).sum(1)
+                self.resid += float((jy2 - (W * W).sum((1, 2))).clamp_min(0).sum())
+        else:
+            Z = X.mT @ torch.cholesky_solve(Y, L)  # Xᵀ(XXᵀ)⁻¹Y
+        k = min(b, TRACE_SEQUENCES - self.traced)
+        if k > 0:
+            eye = torch.eye(L.shape[-1], dtype=L.dtype).expand(k, -1, -1)
+            Linv = torch.linalg.solve_triangular(L[:k], eye, upper=False)
+            self.trace += float((Linv * Linv).sum())
+            self.traced += k
+        Zf = Z.transpose(0, 1).reshape(d, b * d)
+        self.C += Zf @ Zf.T
+
+    def spectrum(self) -> np.ndarray:
+        ev = torch.linalg.eigvalsh(self.C).flip(-1)
+        return ev.clamp_min(0).sqrt().numpy()
+
+
+def _check_finite(block: np.ndarray, name: str, start: int) -> None:
+    if block.dtype.kind == "f" and not np.isfinite(block).all():
+        bad = int(np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(1))[0])
+        raise CliError(f"{name} contains NaN or Inf (first in sequence {start + bad})",
+                       "remove or repair those sequences before predicting")
+
+
+def run_pass(inp: Inputs, plan: Plan) -> tuple[AttnAccumulator, tuple | None, tuple | None]:
+    """One pass over the data: NaN/Inf check of every value, P_attn and the diagnostics on the
+    attention subsample, and the P_static / P_invert subsamples gathered for afterwards."""
+    acc = AttnAccumulator(plan.n, plan.d)
+    rows = _rows_per_chunk(inp.X.shape)
+    gathered = {"static": ([], []), "invert": ([], [])}
+    want = {"static": plan.n_static > 0, "invert": plan.n_invert > 0}
+    for (start, xb), (_, yb) in zip(iter_rows(inp.X, rows), iter_rows(inp.Y, rows)):
+        _check_finite(xb, "X", start)
+        _check_finite(yb, "Y", start)
+        stop = start + len(xb)
+        sel = _pick(plan.attn, start, stop)
+        acc.add(torch.from_numpy(np.array(xb[sel], dtype=np.float64)),
+                torch.from_numpy(np.array(yb[sel], dtype=np.float64)),
+                start if isinstance(sel, slice) else start)
+        for key, idx in (("static", plan.static), ("invert", plan.invert)):
+            if want[key]:
+                s = _pick(idx, start, stop)
+                gathered[key][0].append(np.array(xb[s]))
+                gathered[key][1].append(np.array(yb[s]))
+    if not (torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)):
+        raise CliError("X or Y values overflow float64 arithmetic", "rescale X and Y")
+    out = [tuple(np.concatenate(v) for v in gathered[k]) if want[k] else None
+           for k in ("static", "invert")]
+    return acc, out[0], out[1]
+
+
+# --------------------------------------------------------------------------- predict: analysis
+
+def _estimates(spectrum: np.ndarray, estimator: str) -> dict[str, float]:
+    est = {k: float(v) for k, v in all_estimators(spectrum).items()}
+    if estimator not in est:
+        est[estimator] = float(estimate(spectrum, estimator))
+    return est
+
+
+def _round_rank(value: float) -> int:
+    """Real-valued estimates are rounded, as the paper does for its exact-match rates."""
+    return int(math.floor(value + 0.5))
+
+
+def _mixing(acc: AttnAccumulator) -> dict:
+    """Linear-attention-like or softmax-like, from the mean-token index.
+
+    Why this statistic: a softmax row is a convex combination of the same n value tokens, so the
+    outputs of one sequence share a common component (the attention-weighted mean token) and the
+    per-sequence mean output ȳ_b carries far more than the 1/n share of the energy that uncorrelated
+    tokens give. Linear attention (and any token-wise map, and noise) leaves the tokens nearly
+    uncorrelated. So index = n Σ‖ȳ_b − μ‖² / Σ‖Y_b − 1μᵀ‖² (μ: the global mean token, so that a
+    constant output bias does not count) is ≈ 1 for linear attention, rising towards n for uniform
+    attention. Over the ladder at n ∈ {8..128}, d ∈ {16, 64}: L3 gave 0.93–1.04 (L0 < 0.5) at
+    σ ≤ 0.1, softmax rungs 2.4–30 (L4 down to β = 8), hence the threshold 1.5. This beat the share
+    of Y explained by a linear map of the token mean x̄_b, which peaked softmax (β ≥ 4) leaves
+    near 1.5–2 because its mean output is not linear in x̄_b.
+    """
+    N, n = acc.seen, acc.n
+    mu = acc.ybar / max(N, 1)
+    num = acc.ybar2 - N * float(mu @ mu)
+    den = acc.y2 - N * n * float(mu @ mu)
+    if den <= 1e-12 * max(acc.y2, 1e-300):
+        return {"label": "undetermined", "mean_token_index": None, "threshold": SOFTMAX_INDEX,
+                "explanation": "Y does not vary within sequences, so the mixing cannot be seen"}
+    index = n * max(num, 0.0) / den
+    label = "softmax-like" if index >= SOFTMAX_INDEX else "linear-like"
+    return {"label": label, "mean_token_index": index, "threshold": SOFTMAX_INDEX,
+            "explanation": "n·(energy share of the per-sequence mean target token): ≈ 1 when tokens "
+                           "are mixed linearly or not at all, ≫ 1 when every output averages the "
+                           f"same tokens as softmax does; softmax-like from {SOFTMAX_INDEX}"}
+
+
+def _noise(acc: AttnAccumulator, attn_spec: np.ndarray, attn_cut: int) -> dict:
+    """σ̂, the per-entry noise level of Y, and how it was obtained.
+
+    n ≥ d + 2, "residual": Y_b = X_b Z_b exactly for linear attention, so what a per-sequence
+    linear map of [1, X_b] cannot fit is noise: σ̂² = Σ‖JY − JX Z‖² / (B d (n − d − 1)) — unbiased
+    for linear attention, an upper bound otherwise (it also holds the non-linear part of softmax).
+    n ≤ d + 1, "spectral floor": no residual is left, but the noise adds σ² d Σ_b (X̃_bᵀX̃_b)⁻¹ to
+    C, about σ² Σ_b tr((X̃_bᵀX̃_b)⁻¹) per direction; σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough
+    estimate that assumes the spectrum beyond the cut r is noise.
+    """
+    N, n, d = acc.seen, acc.n, acc.d
+    power = acc.y2 / (N * n * d)
+    out = {"sigma_hat": None, "relative": None, "method": None, "target_power": power}
+    if n >= d + 2:
+        out["method"] = "residual of the per-sequence fit of Y on [1, X] (exact for linear attention)"
+        var = acc.resid / (N * d * (n - d - 1))
+    elif attn_cut < d and acc.traced:
+        out["method"] = "spectral floor of P_attn beyond the cut (rough; n <= d + 1 leaves no residual)"
+        T = acc.trace * N / acc.traced
+        var = float(np.sum(attn_spec[attn_cut:] ** 2)) / ((d - attn_cut) * T) if T > 0 else 0.0
+    else:
+        out["method"] = "not estimable: n <= d + 1 leaves no residual and the P_attn cut keeps every direction"
+        return out
+    var = max(var, 0.0)
+    out["sigma_hat"] = math.sqrt(var)
+    clean = power - var
+    out["relative"] = math.sqrt(var / clean) if clean > 0 else None  # σ over the signal's rms
+    return out
+
+
+def _regime(n: int, d: int) -> str:
+    if n < d:
+        return (f"n = {n} < d = {d}: P_attn is not exact (each sequence shows the kernel only through "
+                "X's n-dimensional row space); softmax data with a known identity value map: P_invert")
+    if n == d:
+        return (f"n = d = {n}: P_attn is exact for linear attention at zero noise; softmax-like data "
+                "need n > d for its centring; noise is amplified (E[(XᵀX)⁻¹] diverges at n = d)")
+    if n < 2 * d:
+        return (f"d < n = {n} < 2d = {2 * d}: P_attn (centred) is exact for linear attention at zero "
+                "noise and first-order for softmax; noise raises its floor below n = 2d")
+    return (f"n = {n} >= 2d = {2 * d} (at scale): P_attn is exact for linear attention and stays so "
+            f"up to noise ≈ {NOISE_AT_SCALE} of the signal (claim C9); first-order for softmax")
+
+
+def recommend(plan: Plan, preds: dict, mixing: dict, noise: dict, estimator: str,
+              value_known: bool) -> dict:
+    n, d = plan.n, plan.d
+    label = mixing["label"]
+    softmax = label == "softmax-like"
+    share = preds["P_static"].get("static_fit_share")
+    est_why = (f"{estimator} is the least k whose top-k singular values hold "
+               f"{float(estimator.split('_')[1]):.0%} of the spectrum's energy: the least rank whose "
+               "surrogate excess risk is at most the rest (SCIENCE.md §1)"
+               + (", and the estimator robust to softmax distortion (claim C8)"
+                  if estimator == DEFAULT_ESTIMATOR else "")
+               if estimator.startswith("energy_") else
+               f"{estimator} was chosen with --estimator (rounded to the nearest integer)")
+    rel = noise.get("relative")
+    if share is not None and share >= STATIC_SHARE:
+        name, confidence = "P_static", "exact"
+        why = (f"one static kernel explains the data (static-fit share {share:.4f} >= {STATIC_SHARE}): "
+               "the mixing does not depend on the input, so the rank of that kernel "
+               f"({'its log-inversion, as the data look softmax-like' if softmax else 'svd of M̂'}) is "
+               "the bound; for a positional QK kernel P A Pᵀ it is the rank of A")
+    elif softmax and value_known and n <= d and "spectrum" in preds["P_invert"]:
+        name, confidence = "P_invert", "exact at zero noise"
+        why = ("the data look softmax-like, the value map is the identity (--value-known) and n <= d, "
+               "where inverting the softmax recovers the logits X A Xᵀ/√d exactly without noise; the "
+               "log amplifies noise on small probabilities (below 50% exact already at σ = 0.01 in "
+               "the paper's frontier), so trust it only on clean data")
+    else:
+        name = "P_attn"
+        if label == "undetermined":
+            confidence = "low"
+            why = "Y has no token-dependent part that attention could produce; nothing to attend to"
+        elif not softmax and n >= d:
+            why = ("the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = "
+                   "A(X_bᵀX_b/n)V, so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map")
+            if rel is not None and (rel <= NOISE_NEGLIGIBLE or (n >= 2 * d and rel <= NOISE_AT_SCALE)):
+                confidence = "exact"
+            elif rel is None:
+                confidence = "exact at zero noise"
+                why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
+            else:
+                confidence = "approximate"
+                why += (f"; the noise (σ̂ ≈ {rel:.2g} of the signal) raises the spectrum's floor, which "
+                        + ("at n < 2d can inflate the estimate" if n < 2 * d else
+                           f"beyond {NOISE_AT_SCALE} of the signal can inflate the estimate"))
+        elif softmax and n > d:
+            confidence = "first-order"
+            why = ("the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
+                   "uniform part, so the spectrum is A's to first order in the attention scale β; "
+                   "sharper attention or noise makes it over- or under-count")
+        elif softmax:
+            confidence = "low"
+            why = ("no predictor is reliable here: softmax-like data need n > d for the centred "
+                   "P_attn, or, when the value map is the identity, --value-known with n <= d for "
+                   "P_invert; the P_attn number is for orientation only")
+        else:
+            confidence = "low"
+            why = ("P_attn is exact only when n >= d; with n < d each sequence shows the kernel only "
+                   "through X's row space. Longer sequences (n >= d) give an exact answer")
+    value = preds[name]["estimates"][estimator]
+    return {"min_qk_rank": _round_rank(value), "value": value, "predictor": name,
+            "estimator": estimator, "confidence": confidence, "why": why,
+            "why_estimator": est_why}
+
+
+def predict(args) -> dict:
+    if not (args.estimator.startswith("energy_") or args.estimator in estimator_names()):
+        raise CliError(f"unknown estimator {args.estimator!r}",
+                       f"choose one of {', '.join(estimator_names())} (or energy_<tau>)")
+    estimate(np.ones(1), args.estimator)  # a bad energy_<tau> raises here, before any work
+    for flag in ("static_max_size", "static_oversample", "invert_max_sequences"):
+        if getattr(args, flag) < 1:
+            raise CliError(f"--{flag.replace('_', '-')} must be >= 1", "give a positive number")
+    if args.attn_max_sequences is not None and args.attn_max_sequences < 0:
+        raise CliError("--attn-max-sequences must be >= 0", "give 0 for all sequences")
+    if args.plot:
+        _check_plot_path(args.plot)
+
+    inp = resolve_inputs(args)
+    B, n, d = validate_shapes(inp)
+    plan = make_plan(args, B, n, d)
+    acc, static_data, invert_data = run_pass(inp, plan)
+    mixing = _mixing(acc)
+    softmax = mixing["label"] == "softmax-like"
+    notes = []
+
+    attn_spec = acc.spectrum()
+    preds = {"P_attn": {
+        "status": "ok", "sequences_used": plan.n_attn, "centred": n > d,
+        "spectrum_kind": "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(JX_b) Y_b" if n > d
+        else "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(X_b) Y_b",
+        "spectrum": attn_spec.tolist(), "estimates": _estimates(attn_spec, args.estimator)}}
+    if plan.n_attn < B:
+        notes.append(f"P_attn and the diagnostics used a seeded subsample (seed {args.seed}) of "
+                     f"{plan.n_attn} of {B} sequences (--attn-max-sequences; 0 uses all)")
+
+    if static_data is not None:
+        try:
+            st = predict_static(*static_data, softmax=softmax)
+        except ValueError as exc:
+            raise CliError(str(exc), "or pass --no-static to skip P_static") from None
+        spec = np.asarray(st["spectrum"])
+        preds["P_static"] = {
+            "status": "ok", "sequences_used": plan.n_static,
+            "static_fit_share": float(st["static_fit_share"]),
+            "spectrum_kind": "log-inversion of M_hat (softmax-like data)" if softmax else "svd(M_hat)",
+            "spectrum": spec.tolist(), "estimates": _estimates(spec, args.estimator)}
+        if plan.n_static < B:
+            notes.append(f"P_static used a seeded subsample of {plan.n_static} of {B} sequences "
+                         f"({args.static_oversample} × n·d; --static-oversample)")
+    else:
+        preds["P_static"] = {"status": plan.static_skip, "static_fit_share": None}
+
+    if invert_data is not None:
+        try:
+            inv = predict_inversion(*invert_data)
+        except ValueError as exc:
+            raise CliError(str(exc), "or drop --value-known") from None
+        spec = np.asarray(inv["spectrum"])
+        preds["P_invert"] = {"status": "ok", "sequences_used": plan.n_invert,
+                             "spectrum_kind": "svd(A_hat), log-inversion with V = I",
+                             "spectrum": spec.tolist(), "estimates": _estimates(spec, args.estimator)}
+        if plan.n_invert < B:
+            notes.append(f"P_invert used a seeded subsample of {plan.n_invert} of {B} sequences "
+                         "(--invert-max-sequences)")
+    else:
+        preds["P_invert"] = {"status": plan.invert_skip}
+
+    attn_cut = _round_rank(preds["P_attn"]["estimates"][args.estimator])
+    noise = _noise(acc, attn_spec, attn_cut)
+    rec = recommend(plan, preds, mixing, noise, args.estimator, args.value_known)
+    chosen = np.asarray(preds[rec["predictor"]]["spectrum"])
+    total = float(np.sum(chosen ** 2))
+    rec["tail_energy"] = float(np.sum(chosen[rec["min_qk_rank"]:] ** 2)) / total if total > 0 else 0.0
+    xbar_rms = float(torch.linalg.vector_norm(acc.xbar / acc.seen)) / math.sqrt(acc.d)
+    x_rms = math.sqrt(acc.x2 / (acc.seen * n * d)) if acc.x2 > 0 else 0.0
+    if x_rms > 0 and xbar_rms > 0.1 * x_rms:
+        notes.append(f"the tokens have a nonzero average (mean token rms {xbar_rms:.3g} vs token rms "
+                     f"{x_rms:.3g}); the paper's predictors and the mixing diagnostic assume "
+                     "roughly centred inputs")
+    if rec["predictor"] == "P_attn" and plan.n_static and preds["P_static"].get("static_fit_share") is not None:
+        notes.append("P_static was not trusted: its static-fit share is below "
+                     f"{STATIC_SHARE}, so the kernel depends on the input (query-key attention)")
+
+    result = {
+        "input": {"source": inp.source, "B": B, "n": n, "d": d,
+                  "dtype": [str(inp.X.dtype), str(inp.Y.dtype)],
+                  "task_meta": ({k: inp.meta[k] for k in TASK_META_KEYS if k in inp.meta}
+                                if inp.meta else None)},
+        "settings": {"estimator": args.estimator, "value_known": args.value_known, "seed": args.seed,
+                     "attn_max_sequences": args.attn_max_sequences, "no_static": args.no_static,
+                     "static_max_size": args.static_max_size,
+                     "static_oversample": args.static_oversample,
+                     "invert_max_sequences": args.invert_max_sequences},
+        "predictors": preds,
+        "static_fit_share": preds["P_static"].get("static_fit_share"),
+        "frontier": {"n": n, "d": d, "regime": _regime(n, d), "noise": noise, "mixing": mixing},
+        "recommendation": rec,
+        "notes": notes,
+    }
+    if args.plot:
+        plot_spectrum(args.plot, preds, rec)
+        result["plot"] = args.plot
+    return result
+
+
+# --------------------------------------------------------------------------- output
+
+def _fmt(value: float | None, name: str = "") -> str:
+    if value is None:
+        return "-"
+    if name == "numerical" or name.startswith("energy_"):
+        return f"{value:.0f}"
+    return f"{value:.2f}"
+
+
+def format_predict(res: dict) -> str:
+    inp, fr, rec = res["input"], res["frontier"], res["recommendation"]
+    lines = [f"{PROG} predict: {inp['source']}",
+             f"  B = {inp['B']} sequences, n = {inp['n']} tokens, d = {inp['d']} dimensions"]
+    if inp["task_meta"]:
+        m = inp["task_meta"]
+        lines.append("  file meta: " + ", ".join(f"{k} = {m[k]}" for k in
+                                                  ("task_id", "rung", "r_star", "beta", "sigma", "value_map")
+                                                  if k in m) + "  (for comparison)")
+    names = list(res["predictors"]["P_attn"]["estimates"])
+    lines += ["", "Rank estimates (predictor × estimator):"]
+    head = f"  {'predictor':<9} {'sequences':>9}  " + "  ".join(f"{n:>{max(len(n), 5)}}" for n in names)
+    lines.append(head)
+    for pname, p in res["predictors"].items():
+        if p.get("status") == "ok":
+            cells = "  ".join(f"{_fmt(p['estimates'][n], n):>{max(len(n), 5)}}" for n in names)
+            lines.append(f"  {pname:<9} {p['sequences_used']:>9}  {cells}")
+        else:
+            lines.append(f"  {pname:<9} {p['status']}")
+    share = res["static_fit_share"]
+    lines += ["", "Static-fit share: " + (f"{share:.4f} (1 = one static kernel explains the data)"
+                                          if share is not None else "not computed (P_static skipped)")]
+    noise, mix = fr["noise"], fr["mixing"]
+    lines += ["", "Where the data sit on the predictability frontier:",
+              f"  n vs d: {fr['regime']}"]
+    if noise["sigma_hat"] is None:
+        lines.append(f"  noise:  {noise['method']}")
+    else:
+        rel = f"{noise['relative']:.3g}" if noise["relative"] is not None else "n/a"
+        lines.append(f"  noise:  sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of the signal "
+                     f"rms), by the {noise['method']}")
+    idx = mix["mean_token_index"]
+    lines.append(f"  mixing: {mix['label']}" + (f" (mean-token index {idx:.2f}; {mix['explanation']})"
+                                                if idx is not None else f" ({mix['explanation']})"))
+    lines += ["", f"Recommended minimum QK rank: {rec['min_qk_rank']}",
+              f"  trusted: {rec['predictor']} with {rec['estimator']} (confidence: {rec['confidence']}); "
+              f"energy beyond the cut: {rec['tail_energy']:.2%}",
+              f"  why: {rec['why']}.", f"  estimator: {rec['why_estimator']}."]
+    if res["notes"]:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in res["notes"]]
+    if res.get("plot"):
+        lines.append(f"\nspectrum plot written to {res['plot']}")
+    return "\n".join(lines)
+
+
+def _check_plot_path(path: str) -> None:
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    if suffix not in PLOT_SUFFIXES:
+        raise CliError(f"--plot {path}: unknown image type {suffix or '(none)'!r}",
+                       f"end the name with one of .{', .'.join(sorted(PLOT_SUFFIXES))}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CliError(f"--plot {path}: folder {folder} does not exist", "create it first")
+
+
+def plot_spectrum(path: str, preds: dict, rec: dict) -> None:
+    """Normalised spectra of every predictor that ran, the trusted one bold, the cut marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    trusted = rec["predictor"]
+    for name, p in preds.items():
+        if p.get("status") != "ok":
+            continue
+        s = np.asarray(p["spectrum"], dtype=float)
+        k = np.arange(1, len(s) + 1)
+        top = s[0] if len(s) and s[0] > 0 else 1.0
+        ax.plot(k, np.maximum(s / top, 1e-16), marker="o", ms=3, lw=2.5 if name == trusted else 1,
+                alpha=1 if name == trusted else 0.5, label=name + (" (trusted)" if name == trusted else ""))
+        if name == trusted:
+            e = np.cumsum(s ** 2) / max(np.sum(s ** 2), 1e-300)
+            ax2.plot(k, e, marker="o", ms=3, color="C0", label=f"{name}: cumulative energy")
+    r = rec["min_qk_rank"]
+    for a in (ax, ax2):
+        a.axvline(r + 0.5, color="k", ls="--", lw=1, label=f"cut: rank {r} ({rec['estimator']})")
+        a.set_xlabel("index k (singular value rank)")
+    if rec["estimator"].startswith("energy_"):
+        ax2.axhline(float(rec["estimator"].split("_")[1]), color="gray", ls=":", lw=1, label="τ")
+    ax.set_yscale("log")
+    ax.set_ylabel("singular value s_k / s_1")
+    ax2.set_ylabel("Σ_{i≤k} s_i² / Σ s_i²")
+    ax.set_title("Predicted kernel spectra")
+    ax2.set_title(f"Recommended minimum QK rank: {r}")
+    ax.legend(fontsize=8)
+    ax2.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+
+
+# --------------------------------------------------------------------------- inspect
+
+def _stats(ref: ArrayRef) -> dict:
+    """mean, std, min, max over the finite entries, and NaN/Inf counts, chunk by chunk."""
+    count = nan = inf = 0
+    s = s2 = 0.0
+    lo, hi = math.inf, -math.inf
+    blocks = iter_rows(ref, _rows_per_chunk(ref.shape)) if ref.shape else [(0, load_whole(ref))]
+    for _, block in blocks:
+        a = np.asarray(block, dtype=np.float64).ravel()
+        if ref.dtype.kind == "f":
+            finite = np.isfinite(a)
+            nan += int(np.isnan(a).sum())
+            inf += int(np.isinf(a).sum())
+            a = a[finite]
+        if a.size:
+            count += a.size
+            s += float(a.sum())
+            s2 += float(np.dot(a, a))
+            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
+    mean = s / count if count else None
+    std = math.sqrt(max(s2 / count - mean ** 2, 0.0)) if count else None
+    return {"mean": mean, "std": std, "min": lo if count else None, "max": hi if count else None,
+            "nan": nan, "inf": inf}
+
+
+def inspect_file(args) -> dict:
+    kind, refs = open_arrays(args.file)
+    arrays, meta = [], None
+    for name, ref in refs.items():
+        row = {"name": name, "shape": list(ref.shape), "dtype": str(ref.dtype) if ref.dtype else None}
+        if ref.problem:
+            row["problem"] = ref.problem
+        elif ref.numeric:
+            row.update(_stats(ref))
+        elif ref.dtype.kind in "US" and math.prod(ref.shape) <= 1:
+            text = str(load_whole(ref))
+            if name == "meta":
+                try:
+                    meta = json.loads(text)
+                except ValueError:
+                    row["value"] = text[:200]
+            else:
+                row["value"] = text[:200]
+        else:
+            row["note"] = "not numeric; statistics skipped"
+        arrays.append(row)
+    if not arrays:
+        raise CliError(f"{args.file} holds no arrays", "save arrays into it with numpy.savez")
+    return {"file": args.file, "kind": kind, "bytes": os.path.getsize(args.file),
+            "arrays": arrays, "meta": meta}
+
+
+def format_inspect(res: dict) -> str:
+    lines = [f"{res['file']}: {res['kind']} file, {res['bytes'] / 1e6:.1f} MB, "
+             f"{len(res['arrays'])} array{'s' if len(res['arrays']) != 1 else ''}", ""]
+    lines.append(f"  {'array':<12} {'shape':<18} {'dtype':<9} {'mean':>10} {'std':>10} "
+                 f"{'min':>10} {'max':>10} {'NaN':>5} {'Inf':>5}")
+    for a in res["arrays"]:
+        shape = "(" + ", ".join(map(str, a["shape"])) + ")"
+        head = f"  {a['name']:<12} {shape:<18} {str(a['dtype']):<9}"
+        if "problem" in a:
+            lines.append(f"{head} unreadable: {a['problem']}")
+        elif "mean" in a:
+            nums = " ".join(f"{v:>10.4g}" if v is not None else f"{'-':>10}"
+                            for v in (a["mean"], a["std"], a["min"], a["max"]))
+            lines.append(f"{head} {nums} {a['nan']:>5} {a['inf']:>5}")
+        elif "value" in a:
+            lines.append(f"{head} {a['value']!r}")
+        else:
+            lines.append(f"{head} {a.get('note', '')}")
+    if res["meta"] is not None:
+        lines += ["", "meta:"] + ["  " + ln for ln in json.dumps(res["meta"], indent=2).splitlines()]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- entry point
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors: one line and exit 2, as ours
+        self.exit(2, f"{PROG}: error: {message}; see `{self.prog} --help`\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Data-only query-key rank prediction "
+                     "(The Entropic Bound for Transformers, arXiv 2607.23050).")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("predict", help="the minimum attention rank of X, Y before any training",
+                       description="Report every data-only predictor × estimator, the static-fit "
+                       "share, the data's place on the predictability frontier and one recommended "
+                       "minimum query-key rank.")
+    p.add_argument("file", nargs="?", help=".npz with X and Y [B, n, d] (or a task file's X_train/Y_train)")
+    p.add_argument("--x", help="X as a .npy file [B, n, d] (with --y)")
+    p.add_argument("--y", help="Y as a .npy file [B, n, d] (with --x)")
+    p.add_argument("--x-key", help="name of X in the .npz (default X, else X_train)")
+    p.add_argument("--y-key", help="name of Y in the .npz (default Y, else Y_train)")
+    p.add_argument("--split", choices=("train", "test"), help="use a task file's X_<split>/Y_<split>")
+    p.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
+    p.add_argument("--plot", metavar="PNG", help="draw the spectra with the chosen cut to this file")
+    p.add_argument("--value-known", action="store_true",
+                   help="the value map is the identity (V = I): enables P_invert when n <= d")
+    p.add_argument("--estimator", default=DEFAULT_ESTIMATOR,
+                   help=f"estimator of the recommendation (default {DEFAULT_ESTIMATOR}; one of "
+                   f"{', '.join(estimator_names())} or energy_<tau>)")
+    p.add_argument("--no-static", action="store_true", help="skip P_static (and the static-fit share)")
+    p.add_argument("--static-max-size", type=int, default=1024,
+                   help="run P_static only when n*d and d*d are at most this (default 1024)")
+    p.add_argument("--static-oversample", type=int, default=8,
+                   help="P_static uses this many × n*d sequences at most (default 8)")
+    p.add_argument("--attn-max-sequences", type=int, default=None,
+                   help="P_attn uses at most this many sequences (0: all; default: all while "
+                   "B*n*d*max(n,d) <= 2^32, e.g. 16384 at n = d = 64)")
+    p.add_argument("--invert-max-sequences", type=int, default=1024,
+                   help="P_invert uses at most this many sequences (default 1024)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the subsamples (default 0)")
+    p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    q = sub.add_parser("inspect", help="shapes, task meta and summary statistics of a file")
+    q.add_argument("file", help=".npz or .npy file")
+    q.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
+    q.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def _jsonable(obj):
+    """NaN/Inf become null so that the output is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    return obj
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        res = predict(args) if args.command == "predict" else inspect_file(args)
+        text = (json.dumps(_jsonable(res), indent=2, ensure_ascii=False) if args.json
+                else format_predict(res) if args.command == "predict" else format_inspect(res))
+        print(text)
+        return 0
+    except Exception as exc:  # noqa: BLE001 - every user error becomes one line, never a traceback
+        if getattr(args, "traceback", False):
+            raise
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        print(_error_line(exc), file=sys.stderr)
+        return 2
+
+
+def _error_line(exc: Exception) -> str:
+    if isinstance(exc, CliError):
+        return exc.line()
+    if isinstance(exc, ValueError):  # the library's messages already name the problem and the fix
+        return f"{PROG}: error: {exc}"
+    if isinstance(exc, (zipfile.BadZipFile, EOFError)):
+        return f"{PROG}: error: the file is damaged or truncated ({exc}); re-create it"
+    if isinstance(exc, MemoryError):
+        return (f"{PROG}: error: out of memory; lower --attn-max-sequences, --static-oversample "
+                "or --invert-max-sequences")
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"{PROG}: error: cannot read or write{where} ({exc.strerror or exc}); check the path and permissions"
+    if isinstance(exc, torch.linalg.LinAlgError):
+        return (f"{PROG}: error: the data are numerically degenerate ({str(exc).splitlines()[0]}); "
+                "check for constant or duplicated tokens and rescale X and Y")
+    return (f"{PROG}: error: internal error {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            "; please report it with the command (rerun with --traceback for details)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

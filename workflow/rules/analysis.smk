@@ -1,0 +1,265 @@
+# Analyses, claims, figures and tables: everything here reads cached tables only (no tasks,
+# no training), so `snakemake figures` after a plotting change reruns plots and nothing else.
+
+#: figure id -> file stem under figures/ (SCIENCE.md §6)
+FIGURES = {
+    "F1": "F1_deficiency",
+    "F2": "F2_recovery",
+    "F3": "F3_naive_transfer",
+    "F4": "F4_ladder",
+    "F5": "F5_estimators",
+    "F6": "F6_frontier",
+    "F7": "F7_prediction_vs_knee",
+}
+TABLES = f"{RUN}/tables"
+
+
+def figure_files():
+    return [f"{RUN}/figures/{stem}.{ext}" for stem in FIGURES.values() for ext in ("png", "pdf")]
+
+
+def analysis_outputs():
+    """The headline outputs: claims (T1), tables T2-T4 and figures F1-F7."""
+    return [
+        f"{TABLES}/claims.csv",
+        f"{RUN}/claims.md",
+        f"{TABLES}/T2_intrinsic_ranks.csv",
+        f"{TABLES}/T3_estimators.csv",
+        f"{TABLES}/T4_frontier.csv",
+        *figure_files(),
+    ]
+
+
+rule analyses:
+    """Risk curves, knees, static students, learned ranks, rank dynamics, the ladder, T2, T3."""
+    input:
+        predictions=f"{TABLES}/data_only_predictions.csv",
+        metrics=f"{TABLES}/train_metrics.parquet",
+        dynamics=f"{TABLES}/train_dynamics.parquet",
+    output:
+        risk_curves=f"{TABLES}/risk_curves.csv",
+        rank_dynamics=f"{TABLES}/rank_dynamics.csv",
+        learned_ranks=f"{TABLES}/learned_ranks.csv",
+        ladder=f"{TABLES}/ladder.csv",
+        T2_intrinsic_ranks=report(
+            f"{TABLES}/T2_intrinsic_ranks.csv",
+            caption="../report/T2.rst",
+            category="Tables",
+        ),
+        T3_estimators=report(
+            f"{TABLES}/T3_estimators.csv",
+            caption="../report/T3.rst",
+            category="Tables",
+        ),
+    params:
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/analyses.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    script:
+        "../scripts/analyses.py"
+
+
+rule frontier_table:
+    """T4: exact rate per cell of the predictability frontier."""
+    input:
+        frontier=f"{TABLES}/frontier.csv",
+    output:
+        report(f"{TABLES}/T4_frontier.csv", caption="../report/T4.rst", category="Tables"),
+    log:
+        f"{RUN}/logs/frontier_table.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    script:
+        "../scripts/frontier_table.py"
+
+
+rule claims:
+    """T1: the verdict of every claim C1-C9 (thresholds: config/claims.yaml)."""
+    input:
+        data_only_predictions=f"{TABLES}/data_only_predictions.csv",
+        frontier=f"{TABLES}/frontier.csv",
+        train_metrics=f"{TABLES}/train_metrics.parquet",
+    output:
+        csv=report(
+            f"{TABLES}/claims.csv",
+            caption="../report/T1.rst",
+            category="Claims",
+        ),
+        md=report(f"{RUN}/claims.md", caption="../report/claims_md.rst", category="Claims"),
+    params:
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/claims.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    script:
+        "../scripts/claims.py"
+
+
+rule plot_F1:
+    """F1: deficiency and achievability, R against rank with the tail-energy overlay."""
+    input:
+        risk_curves=f"{TABLES}/risk_curves.csv",
+        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F1']}.png",
+            caption="../report/F1.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
+    params:
+        figure="F1",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F1.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F2:
+    """F2: recovery, learned spectra of full-rank students and their rank over training."""
+    input:
+        train_metrics=f"{TABLES}/train_metrics.parquet",
+        rank_dynamics=f"{TABLES}/rank_dynamics.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F2']}.png",
+            caption="../report/F2.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
+    params:
+        figure="F2",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F2.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F3:
+    """F3: naive transfer, P_static against r* per rung and the static students' risk."""
+    input:
+        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F3']}.png",
+            caption="../report/F3.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
+    params:
+        figure="F3",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F3.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F4:
+    """F4: the ladder L0 -> L1 -> L2 -> L-lambda -> L4, where the static picture breaks."""
+    input:
+        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
+        ladder=f"{TABLES}/ladder.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F4']}.png",
+            caption="../report/F4.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
+    params:
+        figure="F4",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F4.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F5:
+    """F5: estimator robustness, mean absolute error per estimator, linear vs softmax."""
+    input:
+        T3_estimators=f"{TABLES}/T3_estimators.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F5']}.png",
+            caption="../report/F5.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
+    params:
+        figure="F5",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F5.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F6:
+    """F6: the data-only predictability frontier as exact-recovery heatmaps."""
+    input:
+        T4_frontier=f"{TABLES}/T4_frontier.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F6']}.png",
+            caption="../report/F6.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
+    params:
+        figure="F6",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F6.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_F7:
+    """F7: data-only predictions against the trained knee on every task."""
+    input:
+        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
+    output:
+        png=report(
+            f"{RUN}/figures/{FIGURES['F7']}.png",
+            caption="../report/F7.rst",
+            category="Figures",
+        ),
+        pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
+    params:
+        figure="F7",
+        claims=CLAIMS,
+    log:
+        f"{RUN}/logs/figures/F7.log",
+    conda:
+        "../../envs/plot.yaml"
+    script:
+        "../scripts/plot.py"
+
+
+rule figures:
+    """Every figure and table, rebuilt from cached tables only (no task or training job)."""
+    input:
+        analysis_outputs(),
+    localrule: True

@@ -1,0 +1,12 @@
+"""Rule `frontier_table`: T4, the exact rate per cell of the predictability frontier."""
+from entropic_bound.analysis import frontier_table
+from entropic_bound.io import provenance, read_table, write_table
+from entropic_bound.runner import run
+
+
+def main(sm):
+    df = frontier_table(read_table(sm.input.frontier))
+    write_table(df, sm.output[0], provenance(sm.config, rule="frontier_table"))
+
+
+run(main, snakemake)  # noqa: F821
