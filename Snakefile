@@ -11,11 +11,15 @@ configfile: "config/config.yaml"
 validate(config, schema="workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/tasks.smk"
 include: "workflow/rules/predict.smk"
 include: "workflow/rules/frontier.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule:
@@ -24,3 +28,11 @@ rule:
     default_target: True
     input:
         get_final_output(),
+        claims_md=f"{RUN}/claims.md",
+    log:
+        f"{RUN}/logs/reproduce-all.log",
+    localrule: True
+    conda:
+        "envs/compute.yaml"
+    shell:
+        "cat {input.claims_md} | tee {log}"

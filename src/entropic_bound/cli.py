@@ -417,7 +417,8 @@ class AttnAccumulator:
         self.ybar = torch.zeros(self.d, dtype=torch.float64)
         self.xbar = torch.zeros(self.d, dtype=torch.float64)
 
-    def add(self, X: torch.Tensor, Y: torch.Tensor, first: int) -> None:
+    def add(self, X: torch.Tensor, Y: torch.Tensor, index: np.ndarray) -> None:
+        """Add sequences X, Y: [b, n, d] (float64) whose positions in the file are ``index``."""
         b, n, d = X.shape
         if b == 0:
             return
@@ -444,7 +445,7 @@ class AttnAccumulator:
         bad = torch.nonzero(info).flatten()
         if len(bad):
             what = "centred tokens J X" if n > d else "tokens"
-            raise CliError(f"sequence {first + int(bad[0])} has linearly dependent {what} (or values "
+            raise CliError(f"sequence {int(index[int(bad[0])])} has linearly dependent {what} (or values "
                            "too small to tell apart), so P_attn cannot invert it",
                            "drop degenerate sequences (repeated or constant tokens) or rescale X")
         if n >= d:
@@ -490,12 +491,12 @@ def run_pass(inp: Inputs, plan: Plan) -> tuple[AttnAccumulator, tuple | None, tu
         sel = _pick(plan.attn, start, stop)
         acc.add(torch.from_numpy(np.array(xb[sel], dtype=np.float64)),
                 torch.from_numpy(np.array(yb[sel], dtype=np.float64)),
-                start if isinstance(sel, slice) else start)
+                np.arange(start, stop)[sel])
         for key, idx in (("static", plan.static), ("invert", plan.invert)):
             if want[key]:
                 s = _pick(idx, start, stop)
-                gathered[key][0].append(np.array(xb[s]))
-                gathered[key][1].append(np.array(yb[s]))
+                gathered[key][0].append(np.array(xb[s], dtype=np.float64))
+                gathered[key][1].append(np.array(yb[s], dtype=np.float64))
     if not (torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)):
         raise CliError("X or Y values overflow float64 arithmetic", "rescale X and Y")
     out = [tuple(np.concatenate(v) for v in gathered[k]) if want[k] else None
@@ -658,7 +659,11 @@ def predict(args) -> dict:
     if not (args.estimator.startswith("energy_") or args.estimator in estimator_names()):
         raise CliError(f"unknown estimator {args.estimator!r}",
                        f"choose one of {', '.join(estimator_names())} (or energy_<tau>)")
-    estimate(np.ones(1), args.estimator)  # a bad energy_<tau> raises here, before any work
+    try:
+        estimate(np.ones(1), args.estimator)  # a bad energy_<tau> fails here, before any work
+    except ValueError as exc:
+        raise CliError(f"estimator {args.estimator!r} is not usable ({exc})",
+                       "give energy_<tau> with 0 < tau <= 1, e.g. energy_0.99") from None
     for flag in ("static_max_size", "static_oversample", "invert_max_sequences"):
         if getattr(args, flag) < 1:
             raise CliError(f"--{flag.replace('_', '-')} must be >= 1", "give a positive number")
@@ -997,7 +1002,10 @@ def _jsonable(obj):
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, its line already printed)
+        return exc.code if isinstance(exc.code, int) else 0
     try:
         res = predict(args) if args.command == "predict" else inspect_file(args)
         text = (json.dumps(_jsonable(res), indent=2, ensure_ascii=False) if args.json

@@ -105,8 +105,9 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     for t, m in enumerate(metas):
         for seed in seeds:
             g = torch.Generator().manual_seed(_stream_seed(base_seed, m["task_id"], student_class, seed))
-            Q0.append(torch.randn(k, rmax, generator=g))
-            K0.append(torch.randn(k, rmax, generator=g))
+            # full k×k draws, sliced: a student's init does not depend on the other ranks
+            Q0.append(torch.randn(k, k, generator=g)[:, :rmax])
+            K0.append(torch.randn(k, k, generator=g)[:, :rmax])
             V0.append(torch.randn(d, d, generator=g))
             idx.append(torch.randint(N, (optim.max_steps, optim.batch), generator=g))
     s_stream = stream_of.cpu()

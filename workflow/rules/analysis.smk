@@ -14,20 +14,18 @@ FIGURES = {
 TABLES = f"{RUN}/tables"
 
 
-def figure_files():
-    return [f"{RUN}/figures/{stem}.{ext}" for stem in FIGURES.values() for ext in ("png", "pdf")]
-
-
-def analysis_outputs():
-    """The headline outputs: claims (T1), tables T2-T4 and figures F1-F7."""
-    return [
-        f"{TABLES}/claims.csv",
-        f"{RUN}/claims.md",
-        f"{TABLES}/T2_intrinsic_ranks.csv",
-        f"{TABLES}/T3_estimators.csv",
-        f"{TABLES}/T4_frontier.csv",
-        *figure_files(),
-    ]
+FIGURE_FILES = [
+    f"{RUN}/figures/{stem}.{ext}" for stem in FIGURES.values() for ext in ("png", "pdf")
+]
+#: the headline outputs: claims (T1), tables T2-T4 and figures F1-F7 (see get_final_output)
+ANALYSIS_OUTPUTS = [
+    f"{TABLES}/claims.csv",
+    f"{RUN}/claims.md",
+    f"{TABLES}/T2_intrinsic_ranks.csv",
+    f"{TABLES}/T3_estimators.csv",
+    f"{TABLES}/T4_frontier.csv",
+    *FIGURE_FILES,
+]
 
 
 rule analyses:
@@ -51,13 +49,13 @@ rule analyses:
             caption="../report/T3.rst",
             category="Tables",
         ),
-    params:
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/analyses.log",
     localrule: True
     conda:
         "../../envs/compute.yaml"
+    params:
+        claims=CLAIMS,
     script:
         "../scripts/analyses.py"
 
@@ -67,7 +65,9 @@ rule frontier_table:
     input:
         frontier=f"{TABLES}/frontier.csv",
     output:
-        report(f"{TABLES}/T4_frontier.csv", caption="../report/T4.rst", category="Tables"),
+        report(
+            f"{TABLES}/T4_frontier.csv", caption="../report/T4.rst", category="Tables"
+        ),
     log:
         f"{RUN}/logs/frontier_table.log",
     localrule: True
@@ -89,14 +89,16 @@ rule claims:
             caption="../report/T1.rst",
             category="Claims",
         ),
-        md=report(f"{RUN}/claims.md", caption="../report/claims_md.rst", category="Claims"),
-    params:
-        claims=CLAIMS,
+        md=report(
+            f"{RUN}/claims.md", caption="../report/claims_md.rst", category="Claims"
+        ),
     log:
         f"{RUN}/logs/claims.log",
     localrule: True
     conda:
         "../../envs/compute.yaml"
+    params:
+        claims=CLAIMS,
     script:
         "../scripts/claims.py"
 
@@ -113,13 +115,13 @@ rule plot_F1:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
-    params:
-        figure="F1",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F1.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F1",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -136,13 +138,13 @@ rule plot_F2:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
-    params:
-        figure="F2",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F2.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F2",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -158,13 +160,13 @@ rule plot_F3:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
-    params:
-        figure="F3",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F3.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F3",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -181,13 +183,13 @@ rule plot_F4:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
-    params:
-        figure="F4",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F4.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F4",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -203,13 +205,13 @@ rule plot_F5:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
-    params:
-        figure="F5",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F5.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F5",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -225,13 +227,13 @@ rule plot_F6:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
-    params:
-        figure="F6",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F6.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F6",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -247,13 +249,13 @@ rule plot_F7:
             category="Figures",
         ),
         pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
-    params:
-        figure="F7",
-        claims=CLAIMS,
     log:
         f"{RUN}/logs/figures/F7.log",
     conda:
         "../../envs/plot.yaml"
+    params:
+        figure="F7",
+        claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
@@ -261,5 +263,5 @@ rule plot_F7:
 rule figures:
     """Every figure and table, rebuilt from cached tables only (no task or training job)."""
     input:
-        analysis_outputs(),
+        ANALYSIS_OUTPUTS,
     localrule: True

@@ -54,4 +54,5 @@ def get_final_output():
         f"{RUN}/tables/data_only_predictions.csv",
         f"{RUN}/tables/frontier.csv",
         f"{RUN}/tables/train_metrics.parquet",
+        *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
     ]

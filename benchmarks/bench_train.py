@@ -1,0 +1,127 @@
+"""Training-engine benchmark (`make bench`): one JSON line.
+
+On the paper-scale L4 workload (d = n = 16, r* ∈ {1, 2, 4, 8} × 2 task seeds, ranks 1..16 ×
+2 student seeds = 256 students), in one run:
+  speedup_vs_naive   time per student-step of a naive loop (one torch module and Adam optimizer
+                     per student, same data, batch and learning rate; timed on a subset of
+                     students and scaled) over the engine's, median over repeats
+  peak_fraction      the engine's achieved matmul GFLOP/s over the machine's fp32 GEMM peak,
+                     both measured here with the same thread count
+  peak_rss_mb        peak resident memory of this process
+  students_per_second trained students (to convergence or retirement) per wall second
+Machines are noisy: compare ratios measured in the same run, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import torch
+
+from entropic_bound.config import class_optim, load_config
+from entropic_bound.engine import Optim, train_students
+from entropic_bound.mixing import apply_operator
+from entropic_bound.pipeline import specs_of_rung
+from entropic_bound.tasks import make_task
+
+
+def gemm_peak_gflops(size: int = 1024, reps: int = 20) -> float:
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    for _ in range(3):
+        a @ b
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
+
+
+def matmul_flops_per_student_step(n: int, d: int, batch: int) -> float:
+    """Forward matmuls of an attention student (XA, XAXᵀ, MX, ·V) ×3 for forward+backward."""
+    return 3 * 2 * batch * (2 * n * d * d + 2 * n * n * d)
+
+
+class NaiveStudent(torch.nn.Module):
+    def __init__(self, k: int, d: int, rank: int, scale: float, gen: torch.Generator):
+        super().__init__()
+        self.Q = torch.nn.Parameter(scale * torch.randn(k, rank, generator=gen))
+        self.K = torch.nn.Parameter(scale * torch.randn(k, rank, generator=gen))
+        self.V = torch.nn.Parameter(scale * torch.randn(d, d, generator=gen))
+
+    def forward(self, X, rung, beta):
+        return apply_operator(rung, X, self.Q @ self.K.T, self.V, beta=beta)
+
+
+def naive_seconds_per_student_step(tasks, rung, optim: Optim, students: int, steps: int) -> float:
+    gen = torch.Generator().manual_seed(0)
+    t = time.perf_counter()
+    for i in range(students):
+        arrays, meta = tasks[i % len(tasks)]
+        X, Y = torch.as_tensor(arrays["X_train"]), torch.as_tensor(arrays["Y_train"])
+        model = NaiveStudent(meta["d"], meta["d"], 1 + i % meta["d"], 1e-2, gen)
+        opt = torch.optim.Adam(model.parameters(), lr=optim.lr)
+        for _ in range(steps):
+            idx = torch.randint(len(X), (optim.batch,), generator=gen)
+            loss = (model(X[idx], rung, meta["beta"]) - Y[idx]).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return (time.perf_counter() - t) / (students * steps)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="config/config.yaml")
+    ap.add_argument("--rung", default="L4")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--naive-students", type=int, default=8)
+    ap.add_argument("--naive-steps", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args(argv)
+    cfg = load_config(args.config)
+    torch.set_num_threads(args.threads or cfg["threads"])
+    import json as _json
+
+    tasks = []
+    for spec in specs_of_rung(cfg, args.rung):
+        a = make_task(spec)
+        tasks.append((a, _json.loads(str(a["meta"]))))
+    optim = Optim.from_config(class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung))
+    n, d = cfg["task"]["n"], cfg["task"]["d"]
+    t = cfg["train"]
+    ranks, seeds = list(range(1, d + 1)), t["student_seeds"]
+    speedups, fractions, rates = [], [], []
+    for _ in range(args.repeats):
+        peak = gemm_peak_gflops()
+        t0 = time.perf_counter()
+        m = train_students(tasks, args.rung, ranks, seeds, optim, init_scale=t["init_scale"],
+                           epsilon=t["epsilon"], checkpoints=t["checkpoints"], base_seed=cfg["seed"],
+                           device="cpu")["metrics"]
+        engine_s = time.perf_counter() - t0
+        student_steps = int(m.steps.sum())
+        engine_per = engine_s / student_steps
+        naive_per = naive_seconds_per_student_step(tasks, args.rung, optim, args.naive_students,
+                                                   args.naive_steps)
+        achieved = matmul_flops_per_student_step(n, d, optim.batch) * student_steps / engine_s / 1e9
+        speedups.append(naive_per / engine_per)
+        fractions.append(achieved / peak)
+        rates.append(len(m) / engine_s)
+    print(json.dumps({
+        "workload": f"{args.rung}, {len(tasks)} tasks x {len(ranks)} ranks x {len(seeds)} seeds = {len(m)} students",
+        "speedup_vs_naive": round(statistics.median(speedups), 2),
+        "peak_fraction": round(statistics.median(fractions), 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "students_per_second": round(statistics.median(rates), 2),
+        "student_steps": student_steps,
+        "gemm_peak_gflops": round(peak, 1),
+        "engine_seconds": round(engine_s, 2),
+        "repeats": args.repeats,
+        "threads": torch.get_num_threads(),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""The batched training engine: the Eckart–Young bound, batch independence, determinism."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from entropic_bound.engine import Optim, tail_energy, train_students
+from entropic_bound.tasks import TaskSpec, make_task
+
+FAST = Optim(lr=3e-2, batch=32, max_steps=400, eval_every=25, patience=2, lr_drops=1)
+
+
+def _tasks(rung="L0", r_stars=(2,), n=4, d=4, B=512):
+    out = []
+    for r in r_stars:
+        a = make_task(TaskSpec(rung=rung, r_star=r, seed=0, n=n, d=d, n_train=B, n_test=256))
+        out.append((a, json.loads(str(a["meta"]))))
+    return out
+
+
+def test_tail_energy_by_hand():
+    assert tail_energy([2.0, 1.0], 1) == pytest.approx(1 / 5)
+    assert tail_energy([2.0, 1.0], 2) == 0.0
+
+
+def test_l0_deficiency_and_achievability():
+    tasks = _tasks("L0", (2,))
+    m = train_students(tasks, "L0", [1, 2, 3, 4], [0], FAST)["metrics"].set_index("rank")
+    assert (m.loc[[2, 3, 4], "R"] <= 1e-3).all()                    # achievable at r ≥ r*
+    assert m.loc[1, "R"] >= 0.5 * m.loc[1, "R_theory"] > 0          # Eckart–Young deficiency
+    assert m.loc[1, "R"] == pytest.approx(m.loc[1, "R_theory"], rel=0.05)
+
+
+def test_student_in_batch_equals_student_alone():
+    tasks = _tasks("L4", (1, 2))
+    many = train_students(tasks, "L4", [1, 2, 3, 4], [0, 1], FAST)["metrics"]
+    alone = train_students(tasks[1:], "L4", [3], [1], FAST)["metrics"]
+    row = many[(many.task_id == tasks[1][1]["task_id"]) & (many["rank"] == 3) & (many.seed == 1)].iloc[0]
+    assert row.steps == alone.steps.iloc[0]
+    assert row.test_mse == pytest.approx(alone.test_mse.iloc[0], rel=1e-5, abs=1e-9)
+    np.testing.assert_allclose(row.spectrum, alone.spectrum.iloc[0], rtol=1e-5, atol=1e-7)
+
+
+def test_bitwise_deterministic_on_cpu():
+    tasks = _tasks("Lam0.50", (1,))
+    a = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu")
+    b = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu")
+    for k in a:
+        assert a[k].equals(b[k]), k
+
+
+def test_outputs_and_bad_ranks():
+    tasks = _tasks("L3", (1,))
+    out = train_students(tasks, "L3", [1, 4], [0], FAST)
+    assert set(out) == {"metrics", "dynamics", "loss"}
+    assert len(out["metrics"]) == 2 and out["dynamics"].step.nunique() > 2
+    assert np.isfinite(out["loss"].train_loss).all()
+    with pytest.raises(ValueError, match="ranks"):
+        train_students(tasks, "L3", [5], [0], FAST)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_matches_cpu_closely():
+    tasks = _tasks("L4", (1,))
+    a = train_students(tasks, "L4", [1, 2], [0], FAST, device="cpu")["metrics"]
+    b = train_students(tasks, "L4", [1, 2], [0], FAST, device="cuda")["metrics"]
+    np.testing.assert_allclose(a.R, b.R, rtol=0.2, atol=1e-5)
