@@ -20,6 +20,7 @@ include: "workflow/rules/predict.smk"
 include: "workflow/rules/frontier.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/provenance.smk"
 
 
 rule:

@@ -54,6 +54,15 @@ STATEMENTS = {
 }
 
 
+#: the tables each claim reads; an absent one makes the verdict "missing input"
+NEEDS = {
+    "C1": ("train_metrics",), "C2": ("train_metrics",), "C3": ("train_metrics",),
+    "C4": ("data_only_predictions",), "C5": ("data_only_predictions", "train_metrics"),
+    "C6": ("data_only_predictions", "train_metrics"), "C7": ("train_metrics",),
+    "C8": ("train_metrics",), "C9": ("frontier",),
+}
+
+
 @dataclass
 class Check:
     """One conjunct of a claim: passed is True, False, or None (no data to decide)."""
@@ -86,8 +95,8 @@ def _row(claim: str, checks: list[Check], threshold: str) -> dict:
             "verdict": verdict}
 
 
-def _missing(claim: str, tables: Mapping, needs: tuple[str, ...], threshold: str) -> dict | None:
-    absent = [t for t in needs if tables.get(t) is None]
+def _missing(claim: str, tables: Mapping, threshold: str) -> dict | None:
+    absent = [t for t in NEEDS[claim] if tables.get(t) is None]
     if not absent:
         return None
     return {"claim": claim, "statement": STATEMENTS[claim],
@@ -140,7 +149,7 @@ def claim_c1(tables: Mapping, claims: dict, **_) -> dict:
     """L0: every r < r* has median R ≥ min_ratio·R*(r); the empirical/theory ratio per r."""
     k = claims["C1"]["min_ratio_to_theory"]
     threshold = f"L0: R(r) ≥ {_g(k)}·R*(r) for every r < r*"
-    if (row := _missing("C1", tables, ("train_metrics",), threshold)):
+    if (row := _missing("C1", tables, threshold)):
         return row
     d = _deficiency(risk_curves(tables["train_metrics"]), "L0").dropna(subset=["ratio"])
     if d.empty:
@@ -158,7 +167,7 @@ def claim_c2(tables: Mapping, claims: dict, **_) -> dict:
     """L0: median R at r = r* ≤ max_risk on every task."""
     m = claims["C2"]["max_risk"]
     threshold = f"L0: R(r*) ≤ {_g(m)} on every task"
-    if (row := _missing("C2", tables, ("train_metrics",), threshold)):
+    if (row := _missing("C2", tables, threshold)):
         return row
     return _row("C2", [_achievability(risk_curves(tables["train_metrics"]), "L0", m)], threshold)
 
@@ -167,7 +176,7 @@ def claim_c3(tables: Mapping, claims: dict, tol: float = DEFAULT_TOL, **_) -> di
     """L0 full-rank student: estimator(learned kernel) = r* for ≥ min_exact_rate of tasks × seeds."""
     est, rate = claims["estimator"], claims["C3"]["min_exact_rate"]
     threshold = f"L0 full-rank student: {pretty_estimator(est)}(learned) = r* on ≥ {rate:.0%} of tasks×seeds"
-    if (row := _missing("C3", tables, ("train_metrics",), threshold)):
+    if (row := _missing("C3", tables, threshold)):
         return row
     return _row("C3", [_recovery(tables["train_metrics"], "L0", est, rate, tol)], threshold)
 
@@ -177,7 +186,7 @@ def claim_c4(tables: Mapping, claims: dict, **_) -> dict:
     c, est = claims["C4"], claims["estimator"]
     threshold = (f"P_static on L0 = r* on ≥ {c['min_exact_rate_clean']:.0%} at σ = 0 and "
                  f"≥ {c['min_exact_rate_noisy']:.0%} at σ = {_g(c['noisy_sigma'])}")
-    if (row := _missing("C4", tables, ("data_only_predictions",), threshold)):
+    if (row := _missing("C4", tables, threshold)):
         return row
     checks = []
     for sigma, need in ((0.0, c["min_exact_rate_clean"]), (c["noisy_sigma"], c["min_exact_rate_noisy"])):
@@ -194,7 +203,7 @@ def claim_c5(tables: Mapping, claims: dict, **_) -> dict:
     c, est = claims["C5"], claims["estimator"]
     threshold = (f"on {', '.join(c['rungs'])}: P_static ≠ r* on ≥ {c['min_mismatch_rate']:.0%} of "
                  f"tasks and static-student R ≥ {_g(c['min_static_student_risk'])} on every task")
-    if (row := _missing("C5", tables, ("data_only_predictions", "train_metrics"), threshold)):
+    if (row := _missing("C5", tables, threshold)):
         return row
     p = predictions_of(tables["data_only_predictions"], est, "P_static", 0.0)
     p = p[p["class"].isin(c["rungs"])]
@@ -225,7 +234,7 @@ def claim_c6(tables: Mapping, claims: dict, **_) -> dict:
                  f"P_static = r* on ≤ {c['max_match_rate_attention_rungs']:.0%} of L3, L4; "
                  f"Spearman(λ, share) ≤ {_g(c['max_spearman_share'])}, "
                  f"Spearman(λ, static R) ≥ {_g(c['min_spearman_risk'])}")
-    if (row := _missing("C6", tables, ("data_only_predictions", "train_metrics"), threshold)):
+    if (row := _missing("C6", tables, threshold)):
         return row
     p = predictions_of(tables["data_only_predictions"], est, "P_static", 0.0)
     p = p.rename(columns={"class": "rung", "seed": "task_seed"})
@@ -282,7 +291,7 @@ def claim_c7(tables: Mapping, claims: dict, tol: float = DEFAULT_TOL, **_) -> di
     threshold = (f"on each of {', '.join(c['rungs'])}: R(r) ≥ {_g(floor)} for r < r*; "
                  f"R(r*) ≤ {_g(c['max_risk'])}; {pretty_estimator(est)}(learned) = r* on "
                  f"≥ {claims['C3']['min_exact_rate']:.0%}; r_emp = r* on ≥ {c['min_exact_rate']:.0%}")
-    if (row := _missing("C7", tables, ("train_metrics",), threshold)):
+    if (row := _missing("C7", tables, threshold)):
         return row
     metrics = tables["train_metrics"]
     curves = risk_curves(metrics)
@@ -315,7 +324,7 @@ def claim_c8(tables: Mapping, claims: dict, taus=DEFAULT_TAUS, tol: float = DEFA
     c, est = claims["C8"], claims["estimator"]
     threshold = (f"{c['rung']} learned full-rank kernels: no estimator with smaller mean |err| than "
                  f"{pretty_estimator(est)}, which is exact on ≥ {c['min_exact_rate']:.0%}")
-    if (row := _missing("C8", tables, ("train_metrics",), threshold)):
+    if (row := _missing("C8", tables, threshold)):
         return row
     taus = sorted({*taus, *([float(est.split("_", 1)[1])] if est.startswith("energy_") else [])})
     lr = learned_ranks(tables["train_metrics"], taus=taus, tol=tol)
@@ -346,7 +355,7 @@ def claim_c9(tables: Mapping, claims: dict, **_) -> dict:
                  f"σ ≤ {_g(c['max_sigma_at_scale'])}); L4 rate < L3 rate and, per n ≥ 2d, rate at "
                  f"max β < at min β; P_invert (V known, n ≤ d, σ = 0, β ≤ {_g(c['max_beta_invert'])}) "
                  f"≥ {c['min_exact_rate_invert']:.0%} and < {lo:.0%} at σ = {_g(c['noisy_sigma_invert'])}")
-    if (row := _missing("C9", tables, ("frontier",), threshold)):
+    if (row := _missing("C9", tables, threshold)):
         return row
     f = tables["frontier"]
     checks = []

@@ -525,8 +525,8 @@ def _mixing(acc: AttnAccumulator) -> dict:
     outputs of one sequence share a common component (the attention-weighted mean token) and the
     per-sequence mean output ȳ_b carries far more than the 1/n share of the energy that uncorrelated
     tokens give. Linear attention (and any token-wise map, and noise) leaves the tokens nearly
-    uncorrelated. So index = n Σ‖ȳ_b − μ‖² / Σ‖Y_b − 1μᵀ‖² (μ: the global mean token, so that a
-    constant output bias does not count) is ≈ 1 for linear attention, rising towards n for uniform
+    uncorrelated. So index = n · (share of the energy in the mean tokens) = n² Σ‖ȳ_b − μ‖² /
+    Σ‖Y_b − 1μᵀ‖² (μ: the global mean token, so that a constant output bias does not count) is ≈ 1 for linear attention, rising towards n for uniform
     attention. Over the ladder at n ∈ {8..128}, d ∈ {16, 64}: L3 gave 0.93–1.04 (L0 < 0.5) at
     σ ≤ 0.1, softmax rungs 2.4–30 (L4 down to β = 8), hence the threshold 1.5. This beat the share
     of Y explained by a linear map of the token mean x̄_b, which peaked softmax (β ≥ 4) leaves
@@ -539,7 +539,7 @@ def _mixing(acc: AttnAccumulator) -> dict:
     if den <= 1e-12 * max(acc.y2, 1e-300):
         return {"label": "undetermined", "mean_token_index": None, "threshold": SOFTMAX_INDEX,
                 "explanation": "Y does not vary within sequences, so the mixing cannot be seen"}
-    index = n * max(num, 0.0) / den
+    index = n * n * max(num, 0.0) / den
     label = "softmax-like" if index >= SOFTMAX_INDEX else "linear-like"
     return {"label": label, "mean_token_index": index, "threshold": SOFTMAX_INDEX,
             "explanation": "n·(energy share of the per-sequence mean target token): ≈ 1 when tokens "
@@ -547,33 +547,56 @@ def _mixing(acc: AttnAccumulator) -> dict:
                            f"same tokens as softmax does; softmax-like from {SOFTMAX_INDEX}"}
 
 
-def _noise(acc: AttnAccumulator, attn_spec: np.ndarray, attn_cut: int) -> dict:
-    """σ̂, the per-entry noise level of Y, and how it was obtained.
+def _static_residual(X: np.ndarray, Y: np.ndarray) -> tuple[float, int]:
+    """Residual energy and degrees of freedom of P_static's least squares vec(Y) ~ K vec(X)."""
+    B, n, d = X.shape
+    x = torch.from_numpy(X).reshape(B, n * d)
+    y = torch.from_numpy(Y).reshape(B, n * d)
+    chol, info = torch.linalg.cholesky_ex(x.T @ x)
+    if int(info) != 0:
+        return 0.0, 0
+    sxy = x.T @ y
+    fit = float((sxy * torch.cholesky_solve(sxy, chol)).sum())
+    return max(float((y * y).sum()) - fit, 0.0), n * d * (B - n * d)
 
-    n ≥ d + 2, "residual": Y_b = X_b Z_b exactly for linear attention, so what a per-sequence
-    linear map of [1, X_b] cannot fit is noise: σ̂² = Σ‖JY − JX Z‖² / (B d (n − d − 1)) — unbiased
-    for linear attention, an upper bound otherwise (it also holds the non-linear part of softmax).
-    n ≤ d + 1, "spectral floor": no residual is left, but the noise adds σ² d Σ_b (X̃_bᵀX̃_b)⁻¹ to
-    C, about σ² Σ_b tr((X̃_bᵀX̃_b)⁻¹) per direction; σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough
-    estimate that assumes the spectrum beyond the cut r is noise.
+
+def _noise(acc: AttnAccumulator, attn_spec: np.ndarray, attn_cut: int, trusted: str,
+           softmax: bool, static_resid: tuple[float, int] | None) -> dict:
+    """σ̂, the per-entry noise level of Y under the trusted predictor's model, and how.
+
+    * P_static trusted: the residual of its least squares over its nd(B − nd) degrees of freedom.
+    * n ≥ d + 2, "residual": Y_b = X_b Z_b exactly for linear attention, so what a per-sequence
+      linear map of [1, X_b] cannot fit is noise: σ̂² = Σ‖JY − JX Z‖² / (B d (n − d − 1)),
+      unbiased for linear attention, an upper bound otherwise (it also holds softmax's non-linear part).
+    * n ≤ d + 1, "spectral floor": no residual is left, but noise adds σ² d Σ_b (X̃_bᵀX̃_b)⁻¹ to C,
+      about σ² T per direction (T = Σ_b tr((X̃_bᵀX̃_b)⁻¹), computed from X); so
+      σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough estimate that takes the spectrum beyond the cut r
+      for noise.
+    The relative level is σ̂ over the rms of the clean signal, the σ of SCIENCE.md at gain 1.
     """
     N, n, d = acc.seen, acc.n, acc.d
     power = acc.y2 / (N * n * d)
     out = {"sigma_hat": None, "relative": None, "method": None, "target_power": power}
-    if n >= d + 2:
-        out["method"] = "residual of the per-sequence fit of Y on [1, X] (exact for linear attention)"
+    if trusted == "P_static" and static_resid and static_resid[1] > 0:
+        out["method"] = "residual of P_static's least squares"
+        var = static_resid[0] / static_resid[1]
+    elif n >= d + 2:
+        out["method"] = ("residual of the per-sequence fit of Y on [1, X] ("
+                         + ("an upper bound: it also holds what linear attention cannot fit of softmax)"
+                            if softmax else "exact for linear attention)"))
         var = acc.resid / (N * d * (n - d - 1))
     elif attn_cut < d and acc.traced:
-        out["method"] = "spectral floor of P_attn beyond the cut (rough; n <= d + 1 leaves no residual)"
+        out["method"] = "spectral floor of P_attn beyond the cut (rough: n <= d + 1 leaves no residual)"
         T = acc.trace * N / acc.traced
         var = float(np.sum(attn_spec[attn_cut:] ** 2)) / ((d - attn_cut) * T) if T > 0 else 0.0
     else:
-        out["method"] = "not estimable: n <= d + 1 leaves no residual and the P_attn cut keeps every direction"
+        out["method"] = ("not estimable: n <= d + 1 leaves no per-sequence residual and the P_attn "
+                         "cut keeps every direction")
         return out
     var = max(var, 0.0)
     out["sigma_hat"] = math.sqrt(var)
     clean = power - var
-    out["relative"] = math.sqrt(var / clean) if clean > 0 else None  # σ over the signal's rms
+    out["relative"] = math.sqrt(var / clean) if clean > 0 else None
     return out
 
 
@@ -591,68 +614,79 @@ def _regime(n: int, d: int) -> str:
             f"up to noise ≈ {NOISE_AT_SCALE} of the signal (claim C9); first-order for softmax")
 
 
-def recommend(plan: Plan, preds: dict, mixing: dict, noise: dict, estimator: str,
-              value_known: bool) -> dict:
-    n, d = plan.n, plan.d
+def choose_predictor(n: int, d: int, preds: dict, mixing: dict, value_known: bool) -> tuple[str, str]:
+    """(trusted predictor, case) by the paper's frontier (SCIENCE.md §3, claim C9)."""
     label = mixing["label"]
-    softmax = label == "softmax-like"
     share = preds["P_static"].get("static_fit_share")
-    est_why = (f"{estimator} is the least k whose top-k singular values hold "
-               f"{float(estimator.split('_')[1]):.0%} of the spectrum's energy: the least rank whose "
-               "surrogate excess risk is at most the rest (SCIENCE.md §1)"
-               + (", and the estimator robust to softmax distortion (claim C8)"
-                  if estimator == DEFAULT_ESTIMATOR else "")
-               if estimator.startswith("energy_") else
-               f"{estimator} was chosen with --estimator (rounded to the nearest integer)")
-    rel = noise.get("relative")
     if share is not None and share >= STATIC_SHARE:
-        name, confidence = "P_static", "exact"
+        return "P_static", "static"
+    if label == "softmax-like" and value_known and n <= d and "spectrum" in preds["P_invert"]:
+        return "P_invert", "invert"
+    if label == "undetermined":
+        return "P_attn", "undetermined"
+    if label == "softmax-like":
+        return "P_attn", "softmax" if n > d else "softmax_short"
+    return "P_attn", "linear" if n >= d else "linear_short"
+
+
+def recommend(n: int, d: int, preds: dict, name: str, case: str, mixing: dict, noise: dict,
+              estimator: str) -> dict:
+    share = preds["P_static"].get("static_fit_share")
+    rel = noise.get("relative")
+    if case == "static":
+        confidence = "exact"
         why = (f"one static kernel explains the data (static-fit share {share:.4f} >= {STATIC_SHARE}): "
-               "the mixing does not depend on the input, so the rank of that kernel "
-               f"({'its log-inversion, as the data look softmax-like' if softmax else 'svd of M̂'}) is "
-               "the bound; for a positional QK kernel P A Pᵀ it is the rank of A")
-    elif softmax and value_known and n <= d and "spectrum" in preds["P_invert"]:
-        name, confidence = "P_invert", "exact at zero noise"
+               "the mixing does not depend on the input, so the rank of that kernel ("
+               + ("its log-inversion, as the data look softmax-like" if mixing["label"] == "softmax-like"
+                  else "svd of M̂") + ") is the bound; for a positional QK kernel P A Pᵀ it is the rank of A")
+    elif case == "invert":
+        confidence = "exact at zero noise"
         why = ("the data look softmax-like, the value map is the identity (--value-known) and n <= d, "
                "where inverting the softmax recovers the logits X A Xᵀ/√d exactly without noise; the "
                "log amplifies noise on small probabilities (below 50% exact already at σ = 0.01 in "
                "the paper's frontier), so trust it only on clean data")
-    else:
-        name = "P_attn"
-        if label == "undetermined":
-            confidence = "low"
-            why = "Y has no token-dependent part that attention could produce; nothing to attend to"
-        elif not softmax and n >= d:
-            why = ("the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = "
-                   "A(X_bᵀX_b/n)V, so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map")
-            if rel is not None and (rel <= NOISE_NEGLIGIBLE or (n >= 2 * d and rel <= NOISE_AT_SCALE)):
-                confidence = "exact"
-            elif rel is None:
-                confidence = "exact at zero noise"
-                why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
-            else:
-                confidence = "approximate"
-                why += (f"; the noise (σ̂ ≈ {rel:.2g} of the signal) raises the spectrum's floor, which "
-                        + ("at n < 2d can inflate the estimate" if n < 2 * d else
-                           f"beyond {NOISE_AT_SCALE} of the signal can inflate the estimate"))
-        elif softmax and n > d:
-            confidence = "first-order"
-            why = ("the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
-                   "uniform part, so the spectrum is A's to first order in the attention scale β; "
-                   "sharper attention or noise makes it over- or under-count")
-        elif softmax:
-            confidence = "low"
-            why = ("no predictor is reliable here: softmax-like data need n > d for the centred "
-                   "P_attn, or, when the value map is the identity, --value-known with n <= d for "
-                   "P_invert; the P_attn number is for orientation only")
+    elif case == "linear":
+        why = ("the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = A(X_bᵀX_b/n)V, "
+               "so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map")
+        if rel is not None and (rel <= NOISE_NEGLIGIBLE or (n >= 2 * d and rel <= NOISE_AT_SCALE)):
+            confidence = "exact"
+        elif rel is None:
+            confidence = "exact at zero noise"
+            why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
         else:
-            confidence = "low"
-            why = ("P_attn is exact only when n >= d; with n < d each sequence shows the kernel only "
-                   "through X's row space. Longer sequences (n >= d) give an exact answer")
+            confidence = "approximate"
+            why += (f"; the noise (σ̂ ≈ {rel:.2g} of the signal) raises the spectrum's floor, which "
+                    + ("below n = 2d" if n < 2 * d else f"beyond {NOISE_AT_SCALE} of the signal")
+                    + " can inflate the estimate")
+    elif case == "softmax":
+        confidence = "first-order"
+        why = ("the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
+               "uniform part, so the spectrum is A's to first order in the attention scale β; "
+               "sharper attention or noise spreads it, so energy ranks may over-count (compare the "
+               "estimators above)")
+    elif case == "softmax_short":
+        confidence = "low"
+        why = ("no predictor is reliable here: softmax-like data need n > d for the centred P_attn, "
+               "or, when the value map is the identity, --value-known with n <= d for P_invert; the "
+               "P_attn number is for orientation only")
+    elif case == "linear_short":
+        confidence = "low"
+        why = ("P_attn is exact only when n >= d; with n < d each sequence shows the kernel only "
+               "through X's row space, so longer sequences (n >= d) are needed for an exact answer")
+    else:
+        confidence = "low"
+        why = "Y has no token-dependent part that attention could produce: there is nothing to attend to"
+    if estimator.startswith("energy_"):
+        est_why = (f"{estimator} is the least k whose top-k singular values hold "
+                   f"{float(estimator.split('_', 1)[1]):.0%} of the spectrum's energy, the least rank "
+                   "whose surrogate excess risk is at most the rest (SCIENCE.md §1)"
+                   + (", and the estimator robust to softmax distortion (claim C8)"
+                      if estimator == DEFAULT_ESTIMATOR else "; chosen with --estimator"))
+    else:
+        est_why = f"{estimator} was chosen with --estimator (rounded to the nearest integer)"
     value = preds[name]["estimates"][estimator]
     return {"min_qk_rank": _round_rank(value), "value": value, "predictor": name,
-            "estimator": estimator, "confidence": confidence, "why": why,
-            "why_estimator": est_why}
+            "estimator": estimator, "confidence": confidence, "why": why, "why_estimator": est_why}
 
 
 def predict(args) -> dict:
@@ -683,8 +717,7 @@ def predict(args) -> dict:
     attn_spec = acc.spectrum()
     preds = {"P_attn": {
         "status": "ok", "sequences_used": plan.n_attn, "centred": n > d,
-        "spectrum_kind": "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(JX_b) Y_b" if n > d
-        else "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(X_b) Y_b",
+        "spectrum_kind": "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(" + ("J X_b" if n > d else "X_b") + ") Y_b",
         "spectrum": attn_spec.tolist(), "estimates": _estimates(attn_spec, args.estimator)}}
     if plan.n_attn < B:
         notes.append(f"P_attn and the diagnostics used a seeded subsample (seed {args.seed}) of "
@@ -722,21 +755,24 @@ def predict(args) -> dict:
     else:
         preds["P_invert"] = {"status": plan.invert_skip}
 
+    name, case = choose_predictor(n, d, preds, mixing, args.value_known)
     attn_cut = _round_rank(preds["P_attn"]["estimates"][args.estimator])
-    noise = _noise(acc, attn_spec, attn_cut)
-    rec = recommend(plan, preds, mixing, noise, args.estimator, args.value_known)
-    chosen = np.asarray(preds[rec["predictor"]]["spectrum"])
+    static_resid = _static_residual(*static_data) if name == "P_static" else None
+    noise = _noise(acc, attn_spec, attn_cut, name, softmax, static_resid)
+    rec = recommend(n, d, preds, name, case, mixing, noise, args.estimator)
+    chosen = np.asarray(preds[name]["spectrum"])
     total = float(np.sum(chosen ** 2))
     rec["tail_energy"] = float(np.sum(chosen[rec["min_qk_rank"]:] ** 2)) / total if total > 0 else 0.0
-    xbar_rms = float(torch.linalg.vector_norm(acc.xbar / acc.seen)) / math.sqrt(acc.d)
-    x_rms = math.sqrt(acc.x2 / (acc.seen * n * d)) if acc.x2 > 0 else 0.0
+
+    xbar_rms = float(torch.linalg.vector_norm(acc.xbar / acc.seen)) / math.sqrt(d)
+    x_rms = math.sqrt(acc.x2 / (acc.seen * n * d))
     if x_rms > 0 and xbar_rms > 0.1 * x_rms:
         notes.append(f"the tokens have a nonzero average (mean token rms {xbar_rms:.3g} vs token rms "
-                     f"{x_rms:.3g}); the paper's predictors and the mixing diagnostic assume "
-                     "roughly centred inputs")
-    if rec["predictor"] == "P_attn" and plan.n_static and preds["P_static"].get("static_fit_share") is not None:
-        notes.append("P_static was not trusted: its static-fit share is below "
-                     f"{STATIC_SHARE}, so the kernel depends on the input (query-key attention)")
+                     f"{x_rms:.3g}); the predictors and the mixing diagnostic assume roughly centred "
+                     "inputs")
+    if name != "P_static" and preds["P_static"].get("static_fit_share") is not None:
+        notes.append(f"P_static is not trusted: its static-fit share is below {STATIC_SHARE}, so the "
+                     "mixing depends on the input (query-key attention)")
 
     result = {
         "input": {"source": inp.source, "B": B, "n": n, "d": d,
@@ -802,8 +838,10 @@ def format_predict(res: dict) -> str:
         lines.append(f"  noise:  sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of the signal "
                      f"rms), by the {noise['method']}")
     idx = mix["mean_token_index"]
-    lines.append(f"  mixing: {mix['label']}" + (f" (mean-token index {idx:.2f}; {mix['explanation']})"
-                                                if idx is not None else f" ({mix['explanation']})"))
+    lines.append(f"  mixing: {mix['label']}" + (
+        f" (mean-token index {idx:.2f}: ≈ 1 for linear attention or token-wise maps, ≫ 1 when "
+        f"outputs average the same tokens as softmax does; softmax-like from {mix['threshold']})"
+        if idx is not None else f" ({mix['explanation']})"))
     lines += ["", f"Recommended minimum QK rank: {rec['min_qk_rank']}",
               f"  trusted: {rec['predictor']} with {rec['estimator']} (confidence: {rec['confidence']}); "
               f"energy beyond the cut: {rec['tail_energy']:.2%}",
@@ -850,10 +888,11 @@ def plot_spectrum(path: str, preds: dict, rec: dict) -> None:
         a.axvline(r + 0.5, color="k", ls="--", lw=1, label=f"cut: rank {r} ({rec['estimator']})")
         a.set_xlabel("index k (singular value rank)")
     if rec["estimator"].startswith("energy_"):
-        ax2.axhline(float(rec["estimator"].split("_")[1]), color="gray", ls=":", lw=1, label="τ")
+        ax2.axhline(float(rec["estimator"].split("_")[1]), color="gray", ls=":", lw=1,
+                    label=f"τ = {float(rec['estimator'].split('_')[1]):g}")
     ax.set_yscale("log")
-    ax.set_ylabel("singular value s_k / s_1")
-    ax2.set_ylabel("Σ_{i≤k} s_i² / Σ s_i²")
+    ax.set_ylabel(r"singular value $s_k / s_1$")
+    ax2.set_ylabel(r"cumulative energy $\sum_{i \leq k} s_i^2 / \sum_i s_i^2$")
     ax.set_title("Predicted kernel spectra")
     ax2.set_title(f"Recommended minimum QK rank: {r}")
     ax.legend(fontsize=8)
@@ -905,6 +944,7 @@ def inspect_file(args) -> dict:
             if name == "meta":
                 try:
                     meta = json.loads(text)
+                    row["note"] = "JSON, shown below"
                 except ValueError:
                     row["value"] = text[:200]
             else:
@@ -924,7 +964,7 @@ def format_inspect(res: dict) -> str:
     lines.append(f"  {'array':<12} {'shape':<18} {'dtype':<9} {'mean':>10} {'std':>10} "
                  f"{'min':>10} {'max':>10} {'NaN':>5} {'Inf':>5}")
     for a in res["arrays"]:
-        shape = "(" + ", ".join(map(str, a["shape"])) + ")"
+        shape = str(tuple(a["shape"]))
         head = f"  {a['name']:<12} {shape:<18} {str(a['dtype']):<9}"
         if "problem" in a:
             lines.append(f"{head} unreadable: {a['problem']}")

@@ -77,6 +77,8 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
     """
     dev = pick_device(device)
+    # subnormal floats (tiny Adam second moments, saturated softmax tails) cost ~100x on x86
+    torch.set_flush_denormal(True)
     metas = [m for _, m in tasks]
     n, d, beta = metas[0]["n"], metas[0]["d"], metas[0]["beta"]
     if any((m["n"], m["d"], m["beta"]) != (n, d, beta) for m in metas):
@@ -176,6 +178,13 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
         with torch.no_grad():
             w = window[alive] / optim.eval_every
             window.zero_()
+            if not bool(torch.isfinite(w).all()):
+                bad_id = int(alive[~torch.isfinite(w)][0])
+                t_, j_, r_ = grid[bad_id]
+                raise ValueError(
+                    f"training of {student_class} diverged (non-finite loss) for task "
+                    f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} by step {step + 1}; "
+                    f"lower train.classes lr for this class")
             loss_rows.append((alive.cpu().numpy(), step + 1, w.cpu().numpy()))
             R_win = w / train_power[task_of[alive]]
             done_conv = R_win <= optim.converge_at * epsilon

@@ -116,3 +116,23 @@ def provenance(cfg: dict, **extra) -> dict:
     return {"config_hash": config_hash(cfg), "run_name": cfg.get("run_name"),
             "git_commit": git_commit(), "packages": package_versions(),
             "seed": cfg.get("seed"), **extra}
+
+
+def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
+    """results/<run_name>/provenance.json: the run's stamp and every artifact's sha256 and stamp."""
+    import hashlib
+
+    items = {}
+    for p in map(Path, artifacts):
+        entry = {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
+        side = sidecar(p)
+        if side.exists():
+            stamp = json.loads(side.read_text())
+            entry.update({k: stamp.get(k) for k in ("config_hash", "git_commit", "rule")})
+        items[str(p)] = entry
+    summary = {**provenance(cfg), "config": cfg, "seeds": {
+        "base": cfg["seed"], "task_seeds": cfg["task"]["seeds"],
+        "student_seeds": cfg["train"]["student_seeds"], "frontier_seeds": cfg["frontier"]["seeds"]},
+        "artifacts": items}
+    write_json(out_path, summary)
+    return summary

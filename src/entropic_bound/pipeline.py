@@ -37,7 +37,10 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
         rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
         noise = rng.standard_normal(Y.shape)
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
-            Ys = Y if sigma == meta["sigma"] else Y + (sigma - meta["sigma"]) * noise
+            if sigma < meta["sigma"]:
+                continue  # a copy cannot be less noisy than the task itself
+            # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
+            Ys = Y if sigma == meta["sigma"] else Y + np.sqrt(sigma**2 - meta["sigma"] ** 2) * noise
             key = {"task_id": meta["task_id"], "class": meta["class"], "r_star": meta["r_star"],
                    "seed": meta["seed"], "sigma": sigma}
             st = predict_static(X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"])

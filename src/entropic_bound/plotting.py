@@ -184,6 +184,7 @@ def figure_F2(metrics: pd.DataFrame, dynamics: pd.DataFrame, estimator: str,
         for (task, seed), t in dyn.groupby(["task_id", "seed"]):
             t = t.sort_values("step")
             bot.plot(t["step"], t["r_hat"], color=pal[int(t["r_star"].iloc[0])], lw=1.0, alpha=0.75,
+                     marker="o", ms=2.5,
                      drawstyle="steps-post")
         for r in sorted(g["r_star"].unique()):
             bot.axhline(r, color=pal[int(r)], ls=":", lw=1.0)
@@ -247,7 +248,7 @@ def figure_F3(t2: pd.DataFrame, min_static_risk: float | None = None) -> Figure:
         ax2.set_yscale("log")
         ax2.set_xticks(x, [rung_label(r) for r in rungs])
         ax2.set_ylabel("static-student R (best of L0, L1)")
-        ax2.set_xlabel("task rung (bar: median over tasks; R: median over seeds)")
+        ax2.set_xlabel("task rung (bar: median over tasks)")
         ax2.grid(True, axis="y", lw=0.3, alpha=0.5)
     ax2.set_title("(b) best static weight kernel")
     return fig

@@ -12,6 +12,8 @@ FIGURES = {
     "F7": "F7_prediction_vs_knee",
 }
 TABLES = f"{RUN}/tables"
+#: library code whose edits must redo its outputs (Snakemake tracks only the thin scripts)
+CODE = "src/entropic_bound"
 
 
 FIGURE_FILES = [
@@ -34,6 +36,7 @@ rule analyses:
         predictions=f"{TABLES}/data_only_predictions.csv",
         metrics=f"{TABLES}/train_metrics.parquet",
         dynamics=f"{TABLES}/train_dynamics.parquet",
+        code=f"{CODE}/analysis.py",
     output:
         risk_curves=f"{TABLES}/risk_curves.csv",
         rank_dynamics=f"{TABLES}/rank_dynamics.csv",
@@ -64,6 +67,7 @@ rule frontier_table:
     """T4: exact rate per cell of the predictability frontier."""
     input:
         frontier=f"{TABLES}/frontier.csv",
+        code=f"{CODE}/analysis.py",
     output:
         report(
             f"{TABLES}/T4_frontier.csv", caption="../report/T4.rst", category="Tables"
@@ -83,6 +87,7 @@ rule claims:
         data_only_predictions=f"{TABLES}/data_only_predictions.csv",
         frontier=f"{TABLES}/frontier.csv",
         train_metrics=f"{TABLES}/train_metrics.parquet",
+        code=[f"{CODE}/claims.py", f"{CODE}/analysis.py"],
     output:
         csv=report(
             f"{TABLES}/claims.csv",
@@ -103,158 +108,73 @@ rule claims:
         "../scripts/claims.py"
 
 
-rule plot_F1:
-    """F1: deficiency and achievability, R against rank with the tail-energy overlay."""
+rule plot_figures:
+    """F1-F7 (PNG and PDF), one job: the plotting imports cost more than the drawing."""
     input:
         risk_curves=f"{TABLES}/risk_curves.csv",
+        rank_dynamics=f"{TABLES}/rank_dynamics.csv",
+        ladder=f"{TABLES}/ladder.csv",
+        train_metrics=f"{TABLES}/train_metrics.parquet",
         T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
+        T3_estimators=f"{TABLES}/T3_estimators.csv",
+        T4_frontier=f"{TABLES}/T4_frontier.csv",
+        code=f"{CODE}/plotting.py",
     output:
-        png=report(
+        # F1: deficiency and achievability, R against rank with the tail-energy overlay
+        F1_png=report(
             f"{RUN}/figures/{FIGURES['F1']}.png",
             caption="../report/F1.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F1.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F1",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F2:
-    """F2: recovery, learned spectra of full-rank students and their rank over training."""
-    input:
-        train_metrics=f"{TABLES}/train_metrics.parquet",
-        rank_dynamics=f"{TABLES}/rank_dynamics.csv",
-    output:
-        png=report(
+        F1_pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
+        # F2: recovery, learned spectra of full-rank students and their rank over training
+        F2_png=report(
             f"{RUN}/figures/{FIGURES['F2']}.png",
             caption="../report/F2.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F2.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F2",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F3:
-    """F3: naive transfer, P_static against r* per rung and the static students' risk."""
-    input:
-        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
-    output:
-        png=report(
+        F2_pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
+        # F3: naive transfer, P_static against r* per rung and the static students' risk
+        F3_png=report(
             f"{RUN}/figures/{FIGURES['F3']}.png",
             caption="../report/F3.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F3.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F3",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F4:
-    """F4: the ladder L0 -> L1 -> L2 -> L-lambda -> L4, where the static picture breaks."""
-    input:
-        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
-        ladder=f"{TABLES}/ladder.csv",
-    output:
-        png=report(
+        F3_pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
+        # F4: the ladder L0 -> L1 -> L2 -> L-lambda -> L4, where the static picture breaks
+        F4_png=report(
             f"{RUN}/figures/{FIGURES['F4']}.png",
             caption="../report/F4.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F4.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F4",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F5:
-    """F5: estimator robustness, mean absolute error per estimator, linear vs softmax."""
-    input:
-        T3_estimators=f"{TABLES}/T3_estimators.csv",
-    output:
-        png=report(
+        F4_pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
+        # F5: estimator robustness, mean absolute error per estimator, linear vs softmax
+        F5_png=report(
             f"{RUN}/figures/{FIGURES['F5']}.png",
             caption="../report/F5.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F5.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F5",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F6:
-    """F6: the data-only predictability frontier as exact-recovery heatmaps."""
-    input:
-        T4_frontier=f"{TABLES}/T4_frontier.csv",
-    output:
-        png=report(
+        F5_pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
+        # F6: the data-only predictability frontier as exact-recovery heatmaps
+        F6_png=report(
             f"{RUN}/figures/{FIGURES['F6']}.png",
             caption="../report/F6.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
-    log:
-        f"{RUN}/logs/figures/F6.log",
-    conda:
-        "../../envs/plot.yaml"
-    params:
-        figure="F6",
-        claims=CLAIMS,
-    script:
-        "../scripts/plot.py"
-
-
-rule plot_F7:
-    """F7: data-only predictions against the trained knee on every task."""
-    input:
-        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
-    output:
-        png=report(
+        F6_pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
+        # F7: data-only predictions against the trained knee on every task
+        F7_png=report(
             f"{RUN}/figures/{FIGURES['F7']}.png",
             caption="../report/F7.rst",
             category="Figures",
         ),
-        pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
+        F7_pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
     log:
-        f"{RUN}/logs/figures/F7.log",
+        f"{RUN}/logs/plot_figures.log",
     conda:
         "../../envs/plot.yaml"
     params:
-        figure="F7",
+        figures=list(FIGURES),
         claims=CLAIMS,
     script:
         "../scripts/plot.py"

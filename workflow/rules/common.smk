@@ -50,6 +50,11 @@ def train_outputs(table):
 
 
 def get_final_output():
+    return [*get_artifacts(), f"{RUN}/provenance.json"]
+
+
+def get_artifacts():
+    """Every table and figure the pipeline publishes."""
     return [
         f"{RUN}/tables/data_only_predictions.csv",
         f"{RUN}/tables/frontier.csv",

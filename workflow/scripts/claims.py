@@ -8,7 +8,7 @@ from entropic_bound.runner import run
 
 
 def main(sm):
-    tables = {name: read_table(path) for name, path in sm.input.items()}
+    tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
     p = sm.config["predict"]
     table = evaluate_claims(tables, sm.params.claims, taus=p["taus"], tol=p["tol"])
     prov = provenance(sm.config, rule="claims", claims_hash=config_hash(sm.params.claims))

@@ -1,13 +1,15 @@
-"""Rules `plot_F*`: one figure (PNG and PDF) from its cached tables."""
+"""Rule `plot_figures`: F1-F7 (PNG and PDF) from cached tables."""
 from entropic_bound.io import provenance, read_table
 from entropic_bound.plotting import make_figure, save_figure
 from entropic_bound.runner import run
 
 
 def main(sm):
-    tables = {name: read_table(path) for name, path in sm.input.items()}
-    fig = make_figure(sm.params.figure, tables, sm.params.claims)
-    save_figure(fig, sm.output.png, sm.output.pdf, provenance(sm.config, rule=sm.rule))
+    tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
+    prov = provenance(sm.config, rule=sm.rule)
+    for fig_id in sm.params.figures:
+        fig = make_figure(fig_id, tables, sm.params.claims)
+        save_figure(fig, sm.output[f"{fig_id}_png"], sm.output[f"{fig_id}_pdf"], {**prov, "figure": fig_id})
 
 
 run(main, snakemake)  # noqa: F821
