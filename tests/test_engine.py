@@ -66,3 +66,9 @@ def test_cuda_matches_cpu_closely():
     a = train_students(tasks, "L4", [1, 2], [0], FAST, device="cpu")["metrics"]
     b = train_students(tasks, "L4", [1, 2], [0], FAST, device="cuda")["metrics"]
     np.testing.assert_allclose(a.R, b.R, rtol=0.2, atol=1e-5)
+
+
+def test_diverging_training_fails_loudly():
+    tasks = _tasks("L4", (1,))
+    with pytest.raises(ValueError, match="diverged.*L4_r1_s0"):
+        train_students(tasks, "L4", [1, 2], [0], Optim(lr=1e30, batch=32, max_steps=50, eval_every=25))

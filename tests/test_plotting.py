@@ -48,7 +48,7 @@ def test_every_figure_renders_and_saves(fig_id, tables, claims, tmp_path):
     labelled = [ax for ax in axes if ax.get_xlabel() or ax.get_ylabel()]
     assert labelled or fig.supxlabel, f"{fig_id} has no axis label"
     png, pdf = tmp_path / f"{fig_id}.png", tmp_path / f"{fig_id}.pdf"
-    save_figure(fig, png, pdf, {"config_hash": "abc123"})
+    save_figure(fig, png, pdf, {"config_hash": "abc123"}, dpi=50)  # low dpi: a fast test
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pdf.read_bytes()[:5] == b"%PDF-"
     assert b"abc123" in png.read_bytes() and b"abc123" in pdf.read_bytes()

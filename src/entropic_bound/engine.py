@@ -164,6 +164,13 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             pred = apply_operator(student_class, Xb, A, Va[:, None], beta=beta,
                                   P=P[task_of[alive[sl]]][:, None])
             loss = (pred - Yb).pow(2).mean((1, 2, 3))
+            if not bool(torch.isfinite(loss).all()):
+                bad_id = int(alive[sl][~torch.isfinite(loss)][0])
+                t_, j_, r_ = grid[bad_id]
+                raise ValueError(
+                    f"training of {student_class} diverged (non-finite loss) on task "
+                    f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} at step {step + 1}; "
+                    f"lower train.classes.<class>.lr")
             grads = torch.autograd.grad(loss.sum(), [Qa, Ka, Va])
             with torch.no_grad():
                 la = lr[alive[sl]].view(-1, 1, 1)
@@ -178,13 +185,6 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
         with torch.no_grad():
             w = window[alive] / optim.eval_every
             window.zero_()
-            if not bool(torch.isfinite(w).all()):
-                bad_id = int(alive[~torch.isfinite(w)][0])
-                t_, j_, r_ = grid[bad_id]
-                raise ValueError(
-                    f"training of {student_class} diverged (non-finite loss) for task "
-                    f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} by step {step + 1}; "
-                    f"lower train.classes lr for this class")
             loss_rows.append((alive.cpu().numpy(), step + 1, w.cpu().numpy()))
             R_win = w / train_power[task_of[alive]]
             done_conv = R_win <= optim.converge_at * epsilon

@@ -492,7 +492,7 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
 # ---------------------------------------------------------------- writing
 
 
-def save_figure(fig: Figure, png, pdf, provenance: dict | None = None) -> None:
+def save_figure(fig: Figure, png, pdf, provenance: dict | None = None, dpi: int = 200) -> None:
     """Write ``fig`` as PNG and PDF atomically (temp name + os.replace), provenance in metadata.
 
     PNG: text chunk ``entropic_bound`` (JSON); PDF: the ``Subject`` field (JSON). The PDF's
@@ -501,7 +501,7 @@ def save_figure(fig: Figure, png, pdf, provenance: dict | None = None) -> None:
     stamp = json.dumps(provenance or {}, sort_keys=True, default=str)
     title = Path(png).stem
     with atomic_path(png, ".png") as tmp:
-        fig.savefig(tmp, format="png", dpi=200, metadata={"Title": title, "entropic_bound": stamp})
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Title": title, "entropic_bound": stamp})
     with atomic_path(pdf, ".pdf") as tmp:
         fig.savefig(tmp, format="pdf", metadata={"Title": title, "Subject": stamp,
                                                  "CreationDate": None})
