@@ -37,3 +37,7 @@ rule:
         "envs/compute.yaml"
     shell:
         "cat {input.claims_md} | tee {log}"
+
+
+onerror:
+    write_partial_claims()

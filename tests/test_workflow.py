@@ -120,3 +120,30 @@ def test_interrupted_run_resumes_to_identical_results(run_a, kill_training):
     run_dir, _ = run_a
     other = _interrupt("pytest_kill" if kill_training else "pytest_int", kill_training)
     assert_same_tables(run_dir, other)
+
+
+def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    cfg["run_name"] = "pytest_fail"
+    cfg["train"]["classes"]["L4"] = {"lr": 1e30}  # diverges at once: a NaN loss
+    path = tmp_path / "failing.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    fresh("pytest_fail")
+    r = subprocess.run([SMK, "--cores", "2", "--configfile", str(path), "--keep-going", "reproduce-all"],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "diverged" in out and "L4_sweep_c0.log" in out
+    run_dir = REPO / "results" / "pytest_fail"
+    # everything that does not depend on the failed job is still produced ...
+    for f in ("tables/frontier.csv", "tables/data_only_predictions.csv", "tables/T4_frontier.csv",
+              "figures/F6_frontier.png", "train/L0/sweep_c0.metrics.parquet"):
+        assert (run_dir / f).exists(), f
+    # ... and the claims that need it say so instead of passing
+    claims = pd.read_csv(run_dir / "tables" / "claims.csv").set_index("claim")
+    assert claims.loc["C8", "verdict"] == "missing input"
+    assert claims.loc["C7", "verdict"] in ("missing input", "not reproduced")
+    assert claims.loc["C1", "verdict"] != "missing input"  # L0 trained fine
+    assert "Partial run" in (run_dir / "claims.md").read_text()

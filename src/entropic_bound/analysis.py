@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .estimators import DEFAULT_TAUS, DEFAULT_TOL, all_estimators, estimate
-from .mixing import ladder_lambda, parse_rung
+from .rungs import ladder_lambda, parse_rung
 
 #: the static students of SCIENCE.md §1: full-rank L0 and L1, trained on every task
 STATIC_CLASSES = ("L0", "L1")

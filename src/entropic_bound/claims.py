@@ -27,7 +27,7 @@ from .analysis import (empirical_knees, exact_summary, frontier_rate, full_rank_
                        risk_curves, sort_rungs, spearman, spectra_matrix, static_student_risk)
 from .estimators import DEFAULT_TAUS, DEFAULT_TOL, estimate
 from .io import read_table
-from .mixing import ladder_lambda
+from .rungs import ladder_lambda
 
 REPRODUCED, NOT_REPRODUCED, MISSING = "reproduced", "not reproduced", "missing input"
 COLUMNS = ["claim", "statement", "measured", "threshold", "verdict"]
@@ -449,7 +449,8 @@ def claims_markdown(table: pd.DataFrame, provenance: dict | None = None) -> str:
     lines += [", ".join(f"{counts.get(v, 0)} {v}" for v in (REPRODUCED, NOT_REPRODUCED, MISSING)), "",
               "| claim | verdict | measured |", "|---|---|---|"]
     for r in table.itertuples(index=False):
-        lines.append(f"| {r.claim} | **{r.verdict}** | {r.measured.replace('|', '/')} |")
+        measured = r.measured.replace("|", "\\|")  # a literal bar inside a Markdown table cell
+        lines.append(f"| {r.claim} | **{r.verdict}** | {measured} |")
     lines.append("")
     for r in table.itertuples(index=False):
         lines += [f"## {r.claim}: {r.verdict}", "", f"> {r.statement}", "",

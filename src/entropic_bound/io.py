@@ -31,8 +31,11 @@ def atomic_path(path, suffix: str | None = None):
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                suffix=suffix if suffix is not None else path.suffix)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; results are for everyone to read
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

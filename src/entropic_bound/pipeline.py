@@ -90,3 +90,28 @@ def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.Dat
         for k, v in out.items():
             parts[k].append(v)
     return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+
+
+def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
+    """The claims table of a run in which some jobs failed (Snakemake's ``onerror``).
+
+    Reads whatever tables exist; the training tables are assembled from the training jobs that
+    finished. A claim whose input is absent says "missing input", never "reproduced". The
+    files are marked as partial; the next complete run replaces them.
+    """
+    from .claims import claims_markdown, evaluate_claims, load_tables
+    from .io import provenance, read_table, write_table, write_text
+
+    run_dir = Path(run_dir)
+    tables = load_tables(run_dir / "tables")
+    for name, suffix in (("train_metrics", "metrics"), ("train_dynamics", "dynamics")):
+        if tables.get(name) is None:
+            parts = sorted((run_dir / "train").glob(f"*/*.{suffix}.parquet"))
+            tables[name] = pd.concat([read_table(p) for p in parts], ignore_index=True) if parts else None
+    p = cfg["predict"]
+    table = evaluate_claims(tables, claims_cfg, taus=p["taus"], tol=p["tol"])
+    prov = provenance(cfg, rule="onerror", partial=True)
+    write_table(table, run_dir / "tables" / "claims.csv", prov)
+    write_text(run_dir / "claims.md", "**Partial run: some jobs failed; claims that need their "
+               "outputs say `missing input`.**\n\n" + claims_markdown(table, prov))
+    return table

@@ -21,7 +21,7 @@ from matplotlib.lines import Line2D
 
 from .analysis import full_rank_students, pretty_estimator, sort_rungs
 from .io import atomic_path
-from .mixing import ladder_lambda, parse_rung
+from .rungs import ladder_lambda, parse_rung
 
 #: display floor of relative risks on log axes (a risk of exactly 0 has no place on them)
 RISK_FLOOR = 1e-6
@@ -399,15 +399,16 @@ def figure_F6(t4: pd.DataFrame, estimator: str) -> Figure:
         if df.empty:
             _empty(ax, "not in this grid")
             continue
-        m = _pooled(df, rows, cols)
-        sns.heatmap(m, ax=ax, vmin=0, vmax=1, cmap=cmap, annot=True, fmt=".2f", cbar=False,
+        m = 100 * _pooled(df, rows, cols)  # percent: short labels that fit narrow cells
+        sns.heatmap(m, ax=ax, vmin=0, vmax=100, cmap=cmap, annot=True, fmt=".0f", cbar=False,
                     annot_kws={"fontsize": 7}, linewidths=0.4, linecolor="white")
         ax.set_xticklabels([f"{float(v.get_text()):g}" for v in ax.get_xticklabels()], rotation=0)
         ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
         ax.set_xlabel({"sigma": "noise σ", "beta": "inverse temperature β"}[cols])
         ax.set_ylabel("n (tokens)")
-    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 1), cmap=cmap)
-    fig.colorbar(sm, ax=axes, shrink=0.5, label=f"exact rate of {pretty_estimator(estimator)} = r*")
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 100), cmap=cmap)
+    fig.colorbar(sm, ax=axes, shrink=0.5,
+                 label=f"exact rate (%) of {pretty_estimator(estimator)} = r* (r*, seeds pooled)")
     if d is not None:
         fig.suptitle(f"Data-only predictability frontier (d = {d}; n ≥ 2d = {2 * d} is 'at scale')")
     return fig

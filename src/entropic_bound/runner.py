@@ -14,9 +14,8 @@ def run(main, sm) -> None:
     log = open(sm.log[0], "w") if len(sm.log) else sys.stderr
     sys.stderr = log
     try:
-        import torch
-
-        torch.set_num_threads(max(1, int(getattr(sm, "threads", 1))))
+        if "torch" in sys.modules:  # analysis and plotting jobs never import torch
+            sys.modules["torch"].set_num_threads(max(1, int(getattr(sm, "threads", 1))))
         main(sm)
     except (ValueError, OSError) as exc:  # a user-facing problem: one line, no traceback
         msg = f"entropic-bound: error in rule {getattr(sm, 'rule', '?')}: {exc}"

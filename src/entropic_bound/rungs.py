@@ -1,0 +1,55 @@
+"""Names and constants of the ladder rungs (SCIENCE.md §1). Torch-free, so that analysis and
+plotting jobs do not pay for a torch import."""
+
+from __future__ import annotations
+
+import math
+import re
+
+#: rungs with an n×n kernel that does not look at the input
+STATIC_RUNGS = ("L0", "L1")
+#: rungs whose operator is a row-softmax (log-inversion applies to them)
+SOFTMAX_CLASSES = ("L1", "L2", "Lam", "L4")
+
+_LAM = re.compile(r"^Lam(\d+(?:\.\d+)?)$")
+
+
+def rung_name(cls: str, lam: float | None = None) -> str:
+    """Table name of a rung: ``L0`` … ``L4`` or ``Lam0.50`` for the interpolation rungs."""
+    if cls == "Lam":
+        return f"Lam{float(lam):.2f}"
+    return cls
+
+
+def parse_rung(rung: str) -> tuple[str, float | None]:
+    """``"Lam0.50" -> ("Lam", 0.5)``, ``"L3" -> ("L3", None)``."""
+    m = _LAM.match(rung)
+    if m:
+        return "Lam", float(m.group(1))
+    if rung in ("L0", "L1", "L2", "L3", "L4"):
+        return rung, None
+    raise ValueError(f"unknown rung {rung!r}; use L0..L4 or Lam<lambda> such as Lam0.50")
+
+
+def ladder_lambda(rung: str) -> float | None:
+    """Position of a query-key rung on the interpolation ladder (L2 = 0, L4 = 1)."""
+    cls, lam = parse_rung(rung)
+    return {"L2": 0.0, "L4": 1.0, "Lam": lam}.get(cls)
+
+
+def is_softmax(rung: str) -> bool:
+    return parse_rung(rung)[0] in SOFTMAX_CLASSES
+
+
+def kernel_dim(rung: str, n: int, d: int) -> int:
+    return n if parse_rung(rung)[0] in STATIC_RUNGS else d
+
+
+def kernel_norm(rung: str, n: int, d: int, gain: float) -> float:
+    """Frobenius norm that gives every class an output variance ≈ gain²."""
+    cls, _ = parse_rung(rung)
+    if cls == "L0":
+        return gain * math.sqrt(n)
+    if cls == "L1":
+        return gain * n
+    return gain * math.sqrt(d)
