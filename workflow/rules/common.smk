@@ -78,3 +78,23 @@ def write_partial_claims():
         f"entropic-bound: some jobs failed; partial claims in {RUN}/claims.md",
         file=sys.stderr,
     )
+
+
+# --- cluster resources ---
+# What a rule asks a cluster for (profiles/slurm/config.yaml turns it into sbatch options).
+# mem_mb and runtime (minutes) grow with the attempt: `retries: 1` in the profile resubmits a
+# job that SLURM killed for memory or time, and a retry with the same request would fail again.
+
+
+def by_attempt(base):
+    """A resource that is ``base`` on the first attempt and ``k * base`` on the k-th."""
+
+    def resource(wildcards, attempt):
+        return base * attempt
+
+    return resource
+
+
+def train_gpus():
+    """GPUs per training job: one when the config says `device: cuda` (sbatch --gpus), else 0."""
+    return 1 if config["device"] == "cuda" else 0

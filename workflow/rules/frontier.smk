@@ -10,7 +10,7 @@ rule frontier:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
-        mem_mb=6000,
-        runtime=20,
+        mem_mb=by_attempt(6000),
+        runtime=by_attempt(20),
     script:
         "../scripts/frontier.py"

@@ -12,7 +12,7 @@ rule predict:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
-        mem_mb=4000,
-        runtime=20,
+        mem_mb=by_attempt(4000),
+        runtime=by_attempt(20),
     script:
         "../scripts/predict.py"

@@ -13,13 +13,11 @@ rule tasks:
         f"{RUN}/logs/tasks/{{rung}}.log",
     benchmark:
         f"{RUN}/benchmarks/tasks/{{rung}}.tsv"
-    group:
-        "tasks"
     conda:
         "../../envs/compute.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=by_attempt(2000),
+        runtime=by_attempt(10),
     script:
         "../scripts/tasks.py"
