@@ -27,8 +27,9 @@ test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end
 	$(BIN)/snakefmt --check .
 	$(BIN)/pytest -q
 
-bench: $(STAMP)  ## training-engine benchmark (one JSON line)
+bench: $(STAMP)  ## training-engine, frontier and predict benchmarks (one JSON line each)
 	$(BIN)/python benchmarks/bench_train.py
+	$(BIN)/python benchmarks/bench_frontier.py
 
 bench-gpu: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpu.py

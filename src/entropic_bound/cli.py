@@ -32,7 +32,9 @@ import math
 import os
 import sys
 import zipfile
-from dataclasses import dataclass, field
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -51,8 +53,6 @@ STATIC_SHARE = 0.99
 SOFTMAX_INDEX = 1.5
 #: relative noise (σ over the signal's rms) up to which P_attn stays exact at n ≥ 2d (claim C9)
 NOISE_AT_SCALE = 0.1
-#: relative noise below which noise does not matter even for d ≤ n < 2d
-NOISE_NEGLIGIBLE = 0.01
 #: elements per chunk read from disk (16 MB of float32): memory stays flat in B
 CHUNK_ITEMS = 1 << 22
 #: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
@@ -390,21 +390,21 @@ def _pick(idx: np.ndarray | None, start: int, stop: int) -> np.ndarray | slice:
 
 @dataclass
 class AttnAccumulator:
-    """P_attn's C = Σ_b Z_b Z_bᵀ (SCIENCE.md §3) and the diagnostics, chunk by chunk in float64.
+    """P_attn's C = Σ_b Z_b Z_bᵀ (SCIENCE.md §3) and the diagnostics, summed over batches in float64.
 
     Z_b = X̃_b⁺ Y_b with X̃ = JX when n > d (centred) and X otherwise, through the Cholesky factor of
-    the smaller Gram matrix, as predictors.predict_attention_native computes it in one batch.
+    the smaller Gram matrix: what predictors.predict_attention_native computes in one batch.
     """
 
     n: int
     d: int
     seen: int = 0
     C: torch.Tensor = None
+    x2: float = 0.0  # Σ ‖X_b‖²
     y2: float = 0.0  # Σ ‖Y_b‖²
     ybar2: float = 0.0  # Σ ‖ȳ_b‖² (ȳ_b: the sequence's mean target token)
-    ybar: torch.Tensor = None
-    xbar: torch.Tensor = None
-    x2: float = 0.0
+    ybar: torch.Tensor = None  # Σ ȳ_b
+    xbar: torch.Tensor = None  # Σ x̄_b
     resid: float = 0.0  # Σ ‖J Y_b − J X_b Z_b‖² (n > d)
     trace: float = 0.0  # Σ tr((X̃ᵀX̃)⁻¹) over the first TRACE_SEQUENCES sequences
     traced: int = 0
@@ -414,61 +414,59 @@ class AttnAccumulator:
         self.ybar = torch.zeros(self.d, dtype=torch.float64)
         self.xbar = torch.zeros(self.d, dtype=torch.float64)
 
-    def add(self, X: torch.Tensor, Y: torch.Tensor, index: np.ndarray) -> None:
-        """Add sequences X, Y: [b, n, d] (float64) whose positions in the file are ``index``."""
-        b, n, d = X.shape
-        if b == 0:
-            return
-        x2 = float(torch.dot(X.flatten(), X.flatten()))
-        y2 = float(torch.dot(Y.flatten(), Y.flatten()))
-        if not (math.isfinite(x2) and math.isfinite(y2)):
-            raise CliError("X or Y holds values so large that their squares overflow float64",
-                           "rescale X and Y (e.g. to unit variance)")
-        xbar, ybar = X.mean(1), Y.mean(1)
-        self.seen += b
-        self.x2 += x2
-        self.y2 += y2
-        self.ybar2 += float(torch.dot(ybar.flatten(), ybar.flatten()))
-        self.ybar += ybar.sum(0)
-        self.xbar += xbar.sum(0)
-        if n >= d:
-            Xt = X - xbar[:, None, :] if n > d else X  # X̃ = JX (formed, not XᵀX − n x̄x̄ᵀ: accuracy)
-            G = Xt.mT @ Xt
-            XY = Xt.mT @ Y  # X̃ᵀY = X̃ᵀJY as X̃ᵀJ = X̃ᵀ
-        else:
-            G = X @ X.mT
-        L, info = torch.linalg.cholesky_ex(G)
-        bad = torch.nonzero(info).flatten()
-        if len(bad):
-            what = "centred tokens J X" if n > d else "tokens"
-            raise CliError(f"sequence {int(index[int(bad[0])])} has linearly dependent {what} (or "
-                           "values too small to tell apart), so P_attn cannot invert it",
-                           "drop degenerate sequences (repeated or constant tokens) or rescale X")
-        # Triangular solves with a contiguous lower factor only: torch's batched solve with L.mT
-        # (a strided view) is 10x slower, and cholesky_solve 2x.
-        if n >= d:
-            W = torch.linalg.solve_triangular(L, XY, upper=False)  # L⁻¹ X̃ᵀY
-            Zt = torch.linalg.solve_triangular(L, W.mT, upper=False, left=False)  # Zᵀ = Wᵀ L⁻¹
-            if n > d:  # residual of the per-sequence fit of JY on JX = the fit of Y on [1, X]
-                jy2 = (Y * Y).sum((1, 2)) - n * (ybar * ybar).sum(1)
-                self.resid += float((jy2 - (W * W).sum((1, 2))).clamp_min(0).sum())
-        else:  # Z = Xᵀ(XXᵀ)⁻¹Y, so Zᵀ = Yᵀ L⁻ᵀ L⁻¹ X = (L⁻¹Y)ᵀ(L⁻¹X)
-            Zt = torch.linalg.solve_triangular(L, Y, upper=False).mT @ \
-                torch.linalg.solve_triangular(L, X, upper=False)
-        if not bool(torch.isfinite(Zt).all()):
-            raise CliError("X or Y values overflow float64 arithmetic in P_attn", "rescale X and Y")
-        k = min(b, TRACE_SEQUENCES - self.traced)
-        if k > 0:
-            eye = torch.eye(L.shape[-1], dtype=L.dtype).expand(k, -1, -1)
-            Linv = torch.linalg.solve_triangular(L[:k], eye, upper=False)
-            self.trace += float((Linv * Linv).sum())
-            self.traced += k
-        Zf = Zt.reshape(b * d, d)  # rows: the rows of every Zᵀ, i.e. the columns of every Z
-        self.C += Zf.T @ Zf
+    def merge(self, part: dict) -> None:
+        for key, value in part.items():
+            setattr(self, key, getattr(self, key) + value)
 
     def spectrum(self) -> np.ndarray:
         ev = torch.linalg.eigvalsh(self.C).flip(-1)
         return ev.clamp_min(0).sqrt().numpy()
+
+
+def attn_partial(X: np.ndarray, Y: np.ndarray, index: np.ndarray, n_trace: int) -> dict:
+    """AttnAccumulator's sums over one batch X, Y: [b, n, d] (float64) at file positions ``index``;
+    tr((X̃ᵀX̃)⁻¹) over its first ``n_trace`` sequences."""
+    X, Y = torch.from_numpy(X), torch.from_numpy(Y)
+    b, n, d = X.shape
+    x2 = float(torch.dot(X.flatten(), X.flatten()))
+    y2 = float(torch.dot(Y.flatten(), Y.flatten()))
+    if not (math.isfinite(x2) and math.isfinite(y2)):
+        raise CliError("X or Y holds values so large that their squares overflow float64",
+                       "rescale X and Y (e.g. to unit variance)")
+    xbar, ybar = X.mean(1), Y.mean(1)
+    part = {"seen": b, "x2": x2, "y2": y2, "ybar2": float(torch.dot(ybar.flatten(), ybar.flatten())),
+            "ybar": ybar.sum(0), "xbar": xbar.sum(0), "resid": 0.0, "trace": 0.0, "traced": 0}
+    if n >= d:
+        Xt = X - xbar[:, None, :] if n > d else X  # X̃ = JX (formed, not XᵀX − n x̄x̄ᵀ: accuracy)
+        G = Xt.mT @ Xt
+        XY = Xt.mT @ Y  # X̃ᵀY = X̃ᵀJY as X̃ᵀJ = X̃ᵀ
+    else:
+        G = X @ X.mT
+    L, info = torch.linalg.cholesky_ex(G)
+    bad = torch.nonzero(info).flatten()
+    if len(bad):
+        what = "centred tokens J X" if n > d else "tokens"
+        raise CliError(f"sequence {int(index[int(bad[0])])} has linearly dependent {what} (or "
+                       "values too small to tell apart), so P_attn cannot invert it",
+                       "drop degenerate sequences (repeated or constant tokens) or rescale X")
+    if n >= d:
+        W = torch.linalg.solve_triangular(L, XY, upper=False)  # L⁻¹ X̃ᵀY
+        Zt = torch.linalg.solve_triangular(L, W.mT, upper=False, left=False)  # Zᵀ = Wᵀ L⁻¹
+        if n > d:  # residual of the per-sequence fit of JY on JX = the fit of Y on [1, X]
+            jy2 = (Y * Y).sum((1, 2)) - n * (ybar * ybar).sum(1)
+            part["resid"] = float((jy2 - (W * W).sum((1, 2))).clamp_min(0).sum())
+    else:  # Z = Xᵀ(XXᵀ)⁻¹Y, so Zᵀ = Yᵀ L⁻ᵀ L⁻¹ X = (L⁻¹Y)ᵀ(L⁻¹X)
+        Zt = torch.linalg.solve_triangular(L, Y, upper=False).mT @ \
+            torch.linalg.solve_triangular(L, X, upper=False)
+    if not bool(torch.isfinite(Zt).all()):
+        raise CliError("X or Y values overflow float64 arithmetic in P_attn", "rescale X and Y")
+    if n_trace > 0:
+        eye = torch.eye(L.shape[-1], dtype=L.dtype).expand(n_trace, -1, -1)
+        Linv = torch.linalg.solve_triangular(L[:n_trace], eye, upper=False)
+        part["trace"], part["traced"] = float((Linv * Linv).sum()), n_trace
+    Zf = Zt.reshape(b * d, d)  # rows: the rows of every Zᵀ, i.e. the columns of every Z
+    part["C"] = Zf.T @ Zf
+    return part
 
 
 def _check_finite(block: np.ndarray, name: str, start: int) -> None:
@@ -478,37 +476,64 @@ def _check_finite(block: np.ndarray, name: str, start: int) -> None:
                        "remove or repair those sequences before predicting")
 
 
+class _SingleThreadedTorch:
+    """Torch intra-op threads off while our own workers run: batched small factorisations split
+    over OpenMP threads stall at every barrier once another process shares the cores (10x slower
+    on a busy 2-core machine), while whole batches per worker thread scale and never stall."""
+
+    def __enter__(self):
+        self.threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        return self.threads
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.threads)
+
+
 def run_pass(inp: Inputs, plan: Plan) -> tuple[AttnAccumulator, tuple | None, tuple | None]:
     """One pass over the data: NaN/Inf check of every value, P_attn and the diagnostics on the
-    attention subsample (in batches of about CHUNK_ITEMS values, whatever the subsampling rate),
-    and the P_static / P_invert subsamples gathered for afterwards."""
+    attention subsample (batches of about CHUNK_ITEMS values on a pool of as many threads as torch
+    would use, overlapping the reading), and the P_static / P_invert subsamples gathered for
+    afterwards. Partial sums are merged in file order, so results do not depend on the timing."""
     acc = AttnAccumulator(plan.n, plan.d)
     rows = _rows_per_chunk(inp.X.shape)
     gathered = {"static": ([], []), "invert": ([], [])}
     want = {"static": plan.n_static > 0, "invert": plan.n_invert > 0}
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    futures: deque = deque()
+    traced = 0
 
-    def flush():
-        if pending:
-            xs, ys, idx = (np.concatenate(v) for v in zip(*pending))
-            pending.clear()
-            acc.add(torch.from_numpy(xs), torch.from_numpy(ys), idx)
+    with _SingleThreadedTorch() as workers, ThreadPoolExecutor(max(1, workers)) as pool:
+        def flush(limit: int):
+            nonlocal traced
+            if pending:
+                xs, ys, idx = (np.concatenate(v) for v in zip(*pending))
+                pending.clear()
+                n_trace = min(len(idx), TRACE_SEQUENCES - traced)
+                traced += n_trace
+                futures.append(pool.submit(attn_partial, xs, ys, idx, n_trace))
+            while len(futures) > limit:  # bounded memory: at most `limit` batches in flight
+                acc.merge(futures.popleft().result())
 
-    for (start, xb), (_, yb) in zip(iter_rows(inp.X, rows), iter_rows(inp.Y, rows)):
-        _check_finite(xb, "X", start)
-        _check_finite(yb, "Y", start)
-        stop = start + len(xb)
-        sel = _pick(plan.attn, start, stop)
-        pending.append((np.array(xb[sel], dtype=np.float64), np.array(yb[sel], dtype=np.float64),
-                        np.arange(start, stop)[sel]))
-        if sum(len(p[2]) for p in pending) >= rows:
-            flush()
-        for key, idx in (("static", plan.static), ("invert", plan.invert)):
-            if want[key]:
-                s = _pick(idx, start, stop)
-                gathered[key][0].append(np.array(xb[s], dtype=np.float64))
-                gathered[key][1].append(np.array(yb[s], dtype=np.float64))
-    flush()
+        try:
+            for (start, xb), (_, yb) in zip(iter_rows(inp.X, rows), iter_rows(inp.Y, rows)):
+                _check_finite(xb, "X", start)
+                _check_finite(yb, "Y", start)
+                stop = start + len(xb)
+                sel = _pick(plan.attn, start, stop)
+                pending.append((np.array(xb[sel], dtype=np.float64),
+                                np.array(yb[sel], dtype=np.float64), np.arange(start, stop)[sel]))
+                if sum(len(p[2]) for p in pending) >= max(1, rows // max(1, workers)):
+                    flush(workers)
+                for key, idx in (("static", plan.static), ("invert", plan.invert)):
+                    if want[key]:
+                        s = _pick(idx, start, stop)
+                        gathered[key][0].append(np.array(xb[s], dtype=np.float64))
+                        gathered[key][1].append(np.array(yb[s], dtype=np.float64))
+            flush(0)
+        finally:
+            for f in futures:
+                f.cancel()
     if not (torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)):
         raise CliError("X or Y values overflow float64 arithmetic", "rescale X and Y")
     out = [tuple(np.concatenate(v) for v in gathered[k]) if want[k] else None
@@ -584,7 +609,9 @@ def _noise(acc: AttnAccumulator, attn_spec: np.ndarray, attn_cut: int, trusted: 
       about σ² T per direction (T = Σ_b tr((X̃_bᵀX̃_b)⁻¹), computed from X); so
       σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough estimate that takes the spectrum beyond the cut r
       for noise.
-    The relative level is σ̂ over the rms of the clean signal, the σ of SCIENCE.md at gain 1.
+    The relative level is σ̂ over the rms of the clean signal, the σ of SCIENCE.md at gain 1;
+    ``share_of_attn_energy`` is the noise's expected share of the P_attn spectrum's energy, which
+    decides whether an energy rank counts noise directions.
     """
     N, n, d = acc.seen, acc.n, acc.d
     power = acc.y2 / (N * n * d)
@@ -609,6 +636,11 @@ def _noise(acc: AttnAccumulator, attn_spec: np.ndarray, attn_cut: int, trusted: 
     out["sigma_hat"] = math.sqrt(var)
     clean = power - var
     out["relative"] = math.sqrt(var / clean) if clean > 0 else None
+    total = float(np.sum(attn_spec ** 2))
+    if trusted != "P_static" and acc.traced and total > 0:
+        # the noise's expected energy in C, σ̂² d T, as a share of C's: what the energy rank must
+        # leave out for the cut to land on the signal (heavy-tailed in T at n = d)
+        out["share_of_attn_energy"] = min(1.0, var * d * (acc.trace * N / acc.traced) / total)
     return out
 
 
@@ -644,7 +676,6 @@ def choose_predictor(n: int, d: int, preds: dict, mixing: dict, value_known: boo
 def recommend(n: int, d: int, preds: dict, name: str, case: str, mixing: dict, noise: dict,
               estimator: str) -> dict:
     share = preds["P_static"].get("static_fit_share")
-    rel = noise.get("relative")
     if case == "static":
         confidence = "exact"
         why = (f"one static kernel explains the data (static-fit share {share:.4f} >= {STATIC_SHARE}): "
@@ -660,16 +691,20 @@ def recommend(n: int, d: int, preds: dict, name: str, case: str, mixing: dict, n
     elif case == "linear":
         why = ("the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = A(X_bᵀX_b/n)V, "
                "so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map")
-        if rel is not None and (rel <= NOISE_NEGLIGIBLE or (n >= 2 * d and rel <= NOISE_AT_SCALE)):
-            confidence = "exact"
-        elif rel is None:
+        eps = noise.get("share_of_attn_energy")
+        left_out = 1 - float(estimator.split("_", 1)[1]) if estimator.startswith("energy_") else 0.01
+        if eps is None:
             confidence = "exact at zero noise"
             why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
+        elif eps <= left_out / 2:
+            confidence = "exact"
         else:
-            confidence = "approximate"
-            why += (f"; the noise (σ̂ ≈ {rel:.2g} of the signal) raises the spectrum's floor, which "
-                    + ("below n = 2d" if n < 2 * d else f"beyond {NOISE_AT_SCALE} of the signal")
-                    + " can inflate the estimate")
+            confidence = "approximate (noise)"
+            why += (f"; but noise holds ≈ {eps:.1%} of P_attn's spectrum energy, more than the "
+                    f"{left_out:.0%} the cut may leave out, so the rank also counts noise directions "
+                    "and is an upper bound"
+                    + (" (noise is amplified as n approaches d: sequences with n >= 2d fix it)"
+                       if n < 2 * d else ""))
     elif case == "softmax":
         confidence = "first-order"
         why = ("the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
