@@ -72,3 +72,11 @@ def test_diverging_training_fails_loudly():
     tasks = _tasks("L4", (1,))
     with pytest.raises(ValueError, match="diverged.*L4_r1_s0"):
         train_students(tasks, "L4", [1, 2], [0], Optim(lr=1e30, batch=32, max_steps=50, eval_every=25))
+
+
+def test_rank_mask_holds_through_training():
+    tasks = _tasks("L4", (2,))
+    m = train_students(tasks, "L4", [1, 2], [0], FAST)["metrics"].set_index("rank")
+    for r in (1, 2):
+        s = np.asarray(m.loc[r, "spectrum"])
+        assert np.all(s[r:] <= 1e-6 * s[0]), (r, s)

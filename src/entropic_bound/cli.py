@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from .estimators import all_estimators, estimate, estimator_names
-from .predictors import predict_inversion, predict_static
+from .predictors import log_inversion_spectrum, predict_inversion, predict_static
 
 PROG = "entropic-bound"
 #: the paper's default estimator: r_E(0.99) is the least rank whose surrogate excess risk is
@@ -57,6 +57,9 @@ NOISE_AT_SCALE = 0.1
 CHUNK_ITEMS = 1 << 22
 #: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
 ATTN_WORK = 1 << 32
+#: a P_attn spectrum whose largest ‖Z_b‖² exceeds this many times the mean is dominated by a few
+#: ill-conditioned sequences (see AttnAccumulator.conditioning)
+DOMINANCE = 50.0
 #: the spectral-floor noise estimate needs tr((X̃ᵀX̃)⁻¹); a sample of this many sequences suffices
 TRACE_SEQUENCES = 2048
 PLOT_SUFFIXES = {"png", "pdf", "svg", "svgz", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"}
@@ -287,7 +290,10 @@ def resolve_inputs(args) -> Inputs:
     missing = [k for k in keys if k not in refs]
     if missing:
         have = ", ".join(sorted(refs)) or "nothing"
-        raise CliError(f"{args.file} has no {' or '.join(missing)} array (it holds: {have})",
+        what = (" and ".join(missing) + (" arrays" if len(missing) > 1 else " array")
+                if args.x_key or args.y_key or args.split or len(missing) < 2
+                else "X and Y arrays (nor X_train and Y_train)")
+        raise CliError(f"{args.file} has no {what} (it holds: {have})",
                        "save the inputs as X and the targets as Y of shape [B, n, d] "
                        "(a task file's X_train/Y_train also work; --x-key/--y-key pick others)")
     return Inputs(refs[keys[0]], refs[keys[1]], f"{args.file} [{keys[0]}, {keys[1]}]",
@@ -408,6 +414,8 @@ class AttnAccumulator:
     resid: float = 0.0  # Σ ‖J Y_b − J X_b Z_b‖² (n > d)
     trace: float = 0.0  # Σ tr((X̃ᵀX̃)⁻¹) over the first TRACE_SEQUENCES sequences
     traced: int = 0
+    zmax: float = 0.0  # the largest ‖Z_b‖² and its sequence
+    zmax_index: int = -1
 
     def __post_init__(self):
         self.C = torch.zeros(self.d, self.d, dtype=torch.float64)
@@ -415,8 +423,24 @@ class AttnAccumulator:
         self.xbar = torch.zeros(self.d, dtype=torch.float64)
 
     def merge(self, part: dict) -> None:
+        zmax, zmax_index = part.pop("zmax"), part.pop("zmax_index")
+        if zmax > self.zmax:
+            self.zmax, self.zmax_index = zmax, zmax_index
         for key, value in part.items():
             setattr(self, key, getattr(self, key) + value)
+
+    def conditioning(self) -> dict:
+        """How much the single largest ‖Z_b‖² weighs in C (max over mean, and share).
+
+        Near-singular token matrices (n close to d) amplify noise or softmax's non-linear part
+        without bound (E[(X̃ᵀX̃)⁻¹] diverges at n = d), and then one sequence can hold most of C.
+        Over L3/L4 tasks at n ∈ [d, 2d], max/mean stayed <= 25 wherever P_attn was right and
+        reached 100–4000 when a few sequences' noise dominated: hence the flag at 50.
+        """
+        total = float(torch.trace(self.C))
+        ratio = self.zmax * self.seen / total if total > 0 else 0.0
+        return {"max_over_mean": ratio, "max_share": self.zmax / total if total > 0 else 0.0,
+                "sequence": self.zmax_index, "dominated": ratio >= DOMINANCE}
 
     def spectrum(self) -> np.ndarray:
         ev = torch.linalg.eigvalsh(self.C).flip(-1)
@@ -464,6 +488,9 @@ def attn_partial(X: np.ndarray, Y: np.ndarray, index: np.ndarray, n_trace: int) 
         eye = torch.eye(L.shape[-1], dtype=L.dtype).expand(n_trace, -1, -1)
         Linv = torch.linalg.solve_triangular(L[:n_trace], eye, upper=False)
         part["trace"], part["traced"] = float((Linv * Linv).sum()), n_trace
+    z2 = (Zt * Zt).sum((1, 2))
+    top = int(torch.argmax(z2))
+    part["zmax"], part["zmax_index"] = float(z2[top]), int(index[top])
     Zf = Zt.reshape(b * d, d)  # rows: the rows of every Zᵀ, i.e. the columns of every Z
     part["C"] = Zf.T @ Zf
     return part
@@ -574,11 +601,13 @@ def _mixing(acc: AttnAccumulator) -> dict:
     num = acc.ybar2 - N * float(mu @ mu)
     den = acc.y2 - N * n * float(mu @ mu)
     if den <= 1e-12 * max(acc.y2, 1e-300):
-        return {"label": "undetermined", "mean_token_index": None, "threshold": SOFTMAX_INDEX,
+        return {"label": "undetermined", "basis": "mean-token index", "mean_token_index": None,
+                "threshold": SOFTMAX_INDEX,
                 "explanation": "Y does not vary within sequences, so the mixing cannot be seen"}
     index = n * n * max(num, 0.0) / den
     label = "softmax-like" if index >= SOFTMAX_INDEX else "linear-like"
-    return {"label": label, "mean_token_index": index, "threshold": SOFTMAX_INDEX,
+    return {"label": label, "basis": "mean-token index", "mean_token_index": index,
+            "threshold": SOFTMAX_INDEX,
             "explanation": "n·(energy share of the per-sequence mean target token): ≈ 1 when tokens "
                            "are mixed linearly or not at all, ≫ 1 when every output averages the "
                            f"same tokens as softmax does; softmax-like from {SOFTMAX_INDEX}"}
@@ -658,6 +687,15 @@ def _regime(n: int, d: int) -> str:
             f"up to noise ≈ {NOISE_AT_SCALE} of the signal (claim C9); first-order for softmax")
 
 
+def _softmax_kernel(M: np.ndarray) -> bool:
+    """Whether P_static's M̂ looks like a row-softmax: (almost) all entries positive and equal row
+    sums (M̂ is known up to scale). A linear kernel U diag(s) Wᵀ has mixed signs and unequal sums;
+    the token-mixing diagnostic cannot decide here, as a static linear M may mix tokens unevenly."""
+    rows = M.sum(-1)
+    mean = float(np.mean(rows))
+    return bool(mean > 0 and np.mean(M > 0) >= 0.95 and np.std(rows) <= 0.05 * mean)
+
+
 def choose_predictor(n: int, d: int, preds: dict, mixing: dict, value_known: bool) -> tuple[str, str]:
     """(trusted predictor, case) by the paper's frontier (SCIENCE.md §3, claim C9)."""
     label = mixing["label"]
@@ -673,15 +711,16 @@ def choose_predictor(n: int, d: int, preds: dict, mixing: dict, value_known: boo
     return "P_attn", "linear" if n >= d else "linear_short"
 
 
-def recommend(n: int, d: int, preds: dict, name: str, case: str, mixing: dict, noise: dict,
+def recommend(n: int, d: int, preds: dict, name: str, case: str, noise: dict, conditioning: dict,
               estimator: str) -> dict:
     share = preds["P_static"].get("static_fit_share")
     if case == "static":
         confidence = "exact"
         why = (f"one static kernel explains the data (static-fit share {share:.4f} >= {STATIC_SHARE}): "
                "the mixing does not depend on the input, so the rank of that kernel ("
-               + ("its log-inversion, as the data look softmax-like" if mixing["label"] == "softmax-like"
-                  else "svd of M̂") + ") is the bound; for a positional QK kernel P A Pᵀ it is the rank of A")
+               + ("its log-inversion, as M̂ is positive with equal row sums like a softmax"
+                  if preds["P_static"]["softmax_kernel"] else "svd of M̂")
+               + ") is the bound; for a positional QK kernel P A Pᵀ it is the rank of A")
     elif case == "invert":
         confidence = "exact at zero noise"
         why = ("the data look softmax-like, the value map is the identity (--value-known) and n <= d, "
@@ -723,6 +762,13 @@ def recommend(n: int, d: int, preds: dict, name: str, case: str, mixing: dict, n
     else:
         confidence = "low"
         why = "Y has no token-dependent part that attention could produce: there is nothing to attend to"
+    if name == "P_attn" and conditioning["dominated"] and case != "undetermined":
+        confidence = "unreliable"
+        why += (f"; but sequence {conditioning['sequence']} alone holds "
+                f"{conditioning['max_share']:.0%} of P_attn's energy ({conditioning['max_over_mean']:.0f}"
+                " times the mean): near-singular token matrices amplify noise or the non-linear part "
+                "when n is close to d, so the spectrum reflects a few sequences; use sequences with "
+                "n >= 2d, or drop ill-conditioned ones")
     if estimator.startswith("energy_"):
         est_why = (f"{estimator} is the least k whose top-k singular values hold "
                    f"{float(estimator.split('_', 1)[1]):.0%} of the spectrum's energy, the least rank "
@@ -772,14 +818,18 @@ def predict(args) -> dict:
 
     if static_data is not None:
         try:
-            st = predict_static(*static_data, softmax=softmax)
+            st = predict_static(*static_data)
         except ValueError as exc:
             raise CliError(str(exc), "or pass --no-static to skip P_static") from None
-        spec = np.asarray(st["spectrum"])
+        softmax_kernel = _softmax_kernel(st["M_hat"])
+        spec = (log_inversion_spectrum(torch.as_tensor(st["M_hat"])).numpy() if softmax_kernel
+                else np.asarray(st["spectrum"]))
         preds["P_static"] = {
             "status": "ok", "sequences_used": plan.n_static,
             "static_fit_share": float(st["static_fit_share"]),
-            "spectrum_kind": "log-inversion of M_hat (softmax-like data)" if softmax else "svd(M_hat)",
+            "softmax_kernel": softmax_kernel,
+            "spectrum_kind": ("log-inversion of M_hat (positive, equal row sums: a softmax)"
+                              if softmax_kernel else "svd(M_hat)"),
             "spectrum": spec.tolist(), "estimates": _estimates(spec, args.estimator)}
         if plan.n_static < B:
             notes.append(f"P_static used a seeded subsample of {plan.n_static} of {B} sequences "
@@ -803,10 +853,14 @@ def predict(args) -> dict:
         preds["P_invert"] = {"status": plan.invert_skip}
 
     name, case = choose_predictor(n, d, preds, mixing, args.value_known)
+    if name == "P_static":  # a static kernel shows its form directly; the token diagnostic need not
+        mixing["label"] = "softmax-like" if preds["P_static"]["softmax_kernel"] else "linear-like"
+        mixing["basis"] = "P_static's kernel M̂ (softmax: positive with equal row sums)"
     attn_cut = _round_rank(preds["P_attn"]["estimates"][args.estimator])
     static_resid = _static_residual(*static_data) if name == "P_static" else None
     noise = _noise(acc, attn_spec, attn_cut, name, softmax, static_resid)
-    rec = recommend(n, d, preds, name, case, mixing, noise, args.estimator)
+    conditioning = acc.conditioning()
+    rec = recommend(n, d, preds, name, case, noise, conditioning, args.estimator)
     chosen = np.asarray(preds[name]["spectrum"])
     total = float(np.sum(chosen ** 2))
     rec["tail_energy"] = float(np.sum(chosen[rec["min_qk_rank"]:] ** 2)) / total if total > 0 else 0.0
@@ -833,7 +887,8 @@ def predict(args) -> dict:
                      "invert_max_sequences": args.invert_max_sequences},
         "predictors": preds,
         "static_fit_share": preds["P_static"].get("static_fit_share"),
-        "frontier": {"n": n, "d": d, "regime": _regime(n, d), "noise": noise, "mixing": mixing},
+        "frontier": {"n": n, "d": d, "regime": _regime(n, d), "noise": noise, "mixing": mixing,
+                     "conditioning": conditioning},
         "recommendation": rec,
         "notes": notes,
     }
@@ -885,10 +940,17 @@ def format_predict(res: dict) -> str:
         lines.append(f"  noise:  sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of the signal "
                      f"rms), by the {noise['method']}")
     idx = mix["mean_token_index"]
-    lines.append(f"  mixing: {mix['label']}" + (
-        f" (mean-token index {idx:.2f}: ≈ 1 for linear attention or token-wise maps, ≫ 1 when "
-        f"outputs average the same tokens as softmax does; softmax-like from {mix['threshold']})"
-        if idx is not None else f" ({mix['explanation']})"))
+    if mix["basis"] != "mean-token index":
+        lines.append(f"  mixing: {mix['label']}, from {mix['basis']}")
+    else:
+        lines.append(f"  mixing: {mix['label']}" + (
+            f" (mean-token index {idx:.2f}: ≈ 1 for linear attention or token-wise maps, ≫ 1 when "
+            f"outputs average the same tokens as softmax does; softmax-like from {mix['threshold']})"
+            if idx is not None else f" ({mix['explanation']})"))
+    cond = fr["conditioning"]
+    lines.append(f"  conditioning: the largest sequence ({cond['sequence']}) holds {cond['max_share']:.2%} "
+                 f"of P_attn's energy, {cond['max_over_mean']:.1f} × the mean"
+                 + (f" — dominated (>= {DOMINANCE:g} ×)" if cond["dominated"] else f" (flag at {DOMINANCE:g} ×)"))
     lines += ["", f"Recommended minimum QK rank: {rec['min_qk_rank']}",
               f"  trusted: {rec['predictor']} with {rec['estimator']} (confidence: {rec['confidence']}); "
               f"energy beyond the cut: {rec['tail_energy']:.2%}",

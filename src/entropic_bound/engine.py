@@ -113,57 +113,65 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             V0.append(torch.randn(d, d, generator=g))
             idx.append(torch.randint(N, (optim.max_steps, optim.batch), generator=g))
     s_stream = stream_of.cpu()
-    Q = (torch.stack(Q0)[s_stream] * init_scale).to(**f32)
-    Kf = (torch.stack(K0)[s_stream] * init_scale).to(**f32)
-    V = (torch.stack(V0)[s_stream] * init_scale).to(**f32)
+    mask = (torch.arange(rmax)[None, :] < rank_of.cpu()[:, None]).to(torch.float32)[:, None, :]
+    # every student's Q, K (masked beyond its rank) and V in one flat row, so that Adam is one
+    # fused update over the batch. Masked columns stay exactly zero without a mask in the
+    # forward pass: their gradient is dL/dA·K[:, j] = 0, so Adam's moments and step are 0 too.
+    kr = k * rmax
+    W = torch.cat([(torch.stack(Q0)[s_stream] * mask).reshape(S, kr),
+                   (torch.stack(K0)[s_stream] * mask).reshape(S, kr),
+                   torch.stack(V0)[s_stream].reshape(S, d * d)], dim=1)
+    W = (W * init_scale).to(**f32).contiguous()
     batch_idx = torch.stack(idx).to(dev)  # [T*K, steps, B]
-    mask = (torch.arange(rmax, device=dev)[None, :] < rank_of[:, None]).to(torch.float32)[:, None, :]
-    Q, Kf = Q * mask, Kf * mask
 
-    params = [Q, Kf, V]
-    m1 = [torch.zeros_like(p) for p in params]
-    m2 = [torch.zeros_like(p) for p in params]
+    def unpack(w):
+        return (w[:, :kr].view(-1, k, rmax), w[:, kr:2 * kr].view(-1, k, rmax),
+                w[:, 2 * kr:].view(-1, d, d))
+
+    def kernel(w):
+        q, kk, _ = unpack(w)
+        return q @ kk.transpose(-1, -2)
+
+    m1, m2, G = torch.zeros_like(W), torch.zeros_like(W), torch.zeros_like(W)
     lr = torch.full((S,), optim.lr, **f32)
     best = torch.full((S,), math.inf, **f32)
     bad = torch.zeros(S, dtype=torch.long, device=dev)
     drops = torch.zeros(S, dtype=torch.long, device=dev)
     window = torch.zeros(S, **f32)
     alive = torch.arange(S, device=dev)  # global ids of the active students
-    params = [p.contiguous() for p in params]
-    final = [p.clone() for p in params]
+    final = W.clone()
     steps_run = torch.zeros(S, dtype=torch.long, device=dev)
     converged = torch.zeros(S, dtype=torch.bool, device=dev)
     ckpt_steps = set(np.unique(np.linspace(0, optim.max_steps, checkpoints).round().astype(int)).tolist())
     dyn_rows: list[tuple[np.ndarray, int, np.ndarray]] = []
     loss_rows: list[tuple[np.ndarray, int, np.ndarray]] = []
 
-    def kernel(Qa, Ka, ma):
-        return (Qa * ma) @ (Ka * ma).transpose(-1, -2)
-
-    def record_spectra(step: int) -> None:
+    def record_spectra(step: int, ids, w) -> None:
         with torch.no_grad():
-            sv = torch.linalg.svdvals(kernel(params[0], params[1], mask[alive]).double())
-        dyn_rows.append((alive.cpu().numpy(), step, sv.cpu().numpy()))
+            sv = torch.linalg.svdvals(kernel(w).double())
+        dyn_rows.append((ids.cpu().numpy(), step, sv.cpu().numpy()))
 
     b1, b2 = ADAM_BETAS
     Xflat, Yflat = Xtr.reshape(T * N, n, d), Ytr.reshape(T * N, n, d)
     chunk = max(1, optim.chunk)
     for step in range(optim.max_steps):
         if step in ckpt_steps:
-            record_spectra(step)
-        c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
+            record_spectra(step, alive, W)
         rows = (task_of[alive] * N)[:, None] + batch_idx[stream_of[alive], step]  # [S_a, B]
         # students in chunks of ~32: small bmm batches stay in cache (measured 2x faster than all at once)
         for lo in range(0, alive.numel(), chunk):
             sl = slice(lo, lo + chunk)
-            Qa, Ka, Va = (p[sl].detach().requires_grad_(True) for p in params)
+            Wc = W[sl].detach().requires_grad_(True)
+            Qa, Ka, Va = unpack(Wc)
             r = rows[sl].reshape(-1)
             Xb = Xflat.index_select(0, r).view(-1, optim.batch, n, d)
             Yb = Yflat.index_select(0, r).view(-1, optim.batch, n, d)
-            A = kernel(Qa, Ka, mask[alive[sl]])[:, None]
+            A = (Qa @ Ka.transpose(-1, -2))[:, None]
             pred = apply_operator(student_class, Xb, A, Va[:, None], beta=beta,
                                   P=P[task_of[alive[sl]]][:, None])
-            loss = (pred - Yb).pow(2).mean((1, 2, 3))
+            with torch.no_grad():
+                diff = pred - Yb
+                loss = diff.pow(2).mean((1, 2, 3))
             if not bool(torch.isfinite(loss).all()):
                 bad_id = int(alive[sl][~torch.isfinite(loss)][0])
                 t_, j_, r_ = grid[bad_id]
@@ -171,14 +179,14 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
                     f"training of {student_class} diverged (non-finite loss) on task "
                     f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} at step {step + 1}; "
                     f"lower train.classes.<class>.lr")
-            grads = torch.autograd.grad(loss.sum(), [Qa, Ka, Va])
-            with torch.no_grad():
-                la = lr[alive[sl]].view(-1, 1, 1)
-                for i, g in enumerate(grads):
-                    m1[i][sl].mul_(b1).add_(g, alpha=1 - b1)
-                    m2[i][sl].mul_(b2).addcmul_(g, g, value=1 - b2)
-                    params[i][sl] -= la * (m1[i][sl] / c1) / ((m2[i][sl] / c2).sqrt() + ADAM_EPS)
-                window[alive[sl]] += loss.detach()
+            # d(Σ_s loss_s)/d pred = 2·diff / (B·n·d): hand it to autograd directly
+            (G[sl],) = torch.autograd.grad(pred, [Wc], grad_outputs=diff.mul_(2.0 / diff[0].numel()))
+            window[alive[sl]] += loss
+        with torch.no_grad():  # Adam, one fused update for every active student
+            c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
+            m1.mul_(b1).add_(G, alpha=1 - b1)
+            m2.mul_(b2).addcmul_(G, G, value=1 - b2)
+            W -= lr[alive].view(-1, 1) * (m1 / c1) / ((m2 / c2).sqrt() + ADAM_EPS)
         if (step + 1) % optim.eval_every and step + 1 < optim.max_steps:
             continue
         # ---- evaluation: retire converged / plateaued students, compact the batch ----
@@ -200,21 +208,17 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             converged[alive] = done_conv
             if bool(done.any()):
                 gone = alive[done]
-                for i in range(3):
-                    final[i][gone] = params[i][done]
+                final[gone] = W[done]
                 steps_run[gone] = step + 1
-                dyn_rows.append((gone.cpu().numpy(), step + 1, torch.linalg.svdvals(
-                    kernel(params[0][done], params[1][done], mask[gone]).double()).cpu().numpy()))
+                record_spectra(step + 1, gone, W[done])
                 keep = ~done
-                alive = alive[keep]
-                params = [p[keep] for p in params]
-                m1 = [m[keep] for m in m1]
-                m2 = [m[keep] for m in m2]
+                alive, W, m1, m2, G = alive[keep], W[keep], m1[keep], m2[keep], G[keep]
             if alive.numel() == 0:
                 break
 
-    metrics = _final_metrics(tasks, student_class, final, mask, task_of, grid, seeds, static_student,
-                             steps_run, converged, beta, P, dev)
+    Qf, Kf, Vf = unpack(final)
+    metrics = _final_metrics(tasks, student_class, Qf @ Kf.transpose(-1, -2), Vf, task_of, grid,
+                             seeds, static_student, steps_run, converged, beta, P, dev)
     return {"metrics": metrics,
             "dynamics": _long_rows(dyn_rows, metrics, "spectrum"),
             "loss": _long_rows(loss_rows, metrics, "train_loss")}
@@ -230,12 +234,10 @@ def _evaluate(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Ten
     return total / (N * X.shape[2] * X.shape[3])
 
 
-def _final_metrics(tasks, student_class, final, mask, task_of, grid, seeds, static_student,
+def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_student,
                    steps_run, converged, beta, P, dev) -> pd.DataFrame:
     f32 = dict(dtype=torch.float32, device=dev)
     with torch.no_grad():
-        A = (final[0] * mask) @ (final[1] * mask).transpose(-1, -2)
-        V = final[2]
         spectra = torch.linalg.svdvals(A.double()).cpu().numpy()
         rows = []
         for t, (arrays, meta) in enumerate(tasks):

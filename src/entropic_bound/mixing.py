@@ -53,17 +53,17 @@ def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: f
     if cls == "L1":
         return torch.softmax(beta * kernel, dim=-1)
     if cls == "L3":
-        return _bilinear(X, kernel) / n
+        return _bilinear(X, kernel / n)
+    # the temperature is folded into the (small) kernel rather than the [..., n, n] logits
     scale = beta / math.sqrt(d)
     if cls == "L4":
-        return torch.softmax(scale * _bilinear(X, kernel), dim=-1)
+        return torch.softmax(_bilinear(X, scale * kernel), dim=-1)
     if P is None:
         raise ValueError(f"rung {rung} needs the positional embedding P")
-    static = P @ kernel @ P.transpose(-1, -2)
     if cls == "L2":
-        return torch.softmax(scale * static, dim=-1)
-    dynamic = _bilinear(X, kernel)
-    return torch.softmax(scale * ((1 - lam) * static + lam * dynamic), dim=-1)
+        return torch.softmax(P @ (scale * kernel) @ P.transpose(-1, -2), dim=-1)
+    static = P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2)
+    return torch.softmax(static + _bilinear(X, lam * scale * kernel), dim=-1)
 
 
 def apply_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, V: torch.Tensor, *,

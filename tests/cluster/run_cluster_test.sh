@@ -79,7 +79,7 @@ strays() {  # pids (other than this shell) whose environment names this cluster'
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$p" = "$$" ] && continue
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF" && echo "$p"
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "SLURM_CONF=$SLURM_CONF" && echo "$p"
   done
   return 0
 }

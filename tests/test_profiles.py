@@ -1,0 +1,174 @@
+"""The Snakemake profiles and the resources every rule declares (fast: no daemons, no jobs).
+
+The real SLURM run is tests/cluster/run_cluster_test.sh (`make test-cluster`); this checks what
+can go wrong before a job is ever submitted: the profile parses through Snakemake's own command
+line, every option and resource in it is one Snakemake or the SLURM plugin knows, every rule it
+names exists, and every rule that becomes a cluster job says how much memory and time it needs
+(and a GPU for training exactly when the config says `device: cuda`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILES = {"slurm": REPO / "profiles" / "slurm", "local": REPO / "profiles" / "local"}
+ENV_KEYS = ("SBATCH_ACCOUNT", "SBATCH_PARTITION", "SBATCH_GPU_PARTITION")
+#: resource names that mean something to Snakemake or to the SLURM plugin (sbatch options)
+KNOWN_RESOURCES = {
+    "_cores", "_nodes", "tmpdir", "mem_mb", "mem_mib", "mem", "disk_mb", "disk_mib", "disk",
+    "runtime", "cpus_per_task", "cpus_per_gpu", "gpu", "gpu_model", "slurm_partition",
+    "slurm_account", "slurm_extra", "constraint", "qos", "nodes", "tasks",
+}
+
+
+@pytest.fixture
+def env(monkeypatch):
+    """Set the profile's environment variables (None: unset); restores them afterwards."""
+
+    def set_env(**values):
+        for key in ENV_KEYS:
+            monkeypatch.delenv(key, raising=False)
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+
+    set_env()
+    return set_env
+
+
+def profile_args(name: str):
+    """The profile as `snakemake --profile profiles/<name>` reads it (argparse namespace)."""
+    from snakemake.cli import get_argument_parser
+
+    return get_argument_parser(profiles=[str(PROFILES[name])]).parse_args([])
+
+
+def profile_keys(name: str) -> dict:
+    """Top-level options of the profile, YTE templating resolved with the current environment."""
+    from snakemake.profiles import ProfileConfigFileParser
+
+    with open(PROFILES[name] / "config.yaml") as f:
+        return dict(ProfileConfigFileParser().parse(f))
+
+
+def load_workflow(**config):
+    """The parsed workflow of the quick config with `config` overrides (no DAG, no jobs)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import (ConfigSettings, OutputSettings, Quietness,
+                                          ResourceSettings, StorageSettings)
+
+    cwd = os.getcwd()
+    try:
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            wf = api.workflow(snakefile=REPO / "Snakefile", workdir=REPO,
+                              config_settings=ConfigSettings(
+                                  configfiles=[REPO / "config" / "quick.yaml"], config=config),
+                              resource_settings=ResourceSettings(),
+                              storage_settings=StorageSettings())
+            return wf._workflow
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture(scope="module")
+def workflow_cpu():
+    return load_workflow(device="cpu")
+
+
+def is_cluster_job(workflow, rule) -> bool:
+    """Would a job of this rule be submitted (not run by Snakemake itself) under a cluster executor?"""
+    return rule.group is not None or not (rule.name in workflow._localrules or rule.norun)
+
+
+def resource_value(resource, attempt: int = 1):
+    """A rule's resource evaluated as the scheduler would for its first job."""
+    evaluated = resource.evaluate(wildcards={}, attempt=attempt, input=[], threads=1)
+    return evaluated.value
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_profile_is_a_mapping_of_known_options(name, env):
+    from snakemake.cli import get_argument_parser
+
+    known = set(get_argument_parser()._option_string_actions)
+    raw = yaml.safe_load((PROFILES[name] / "config.yaml").read_text())
+    assert isinstance(raw, dict)
+    env(**{k: "x" for k in ENV_KEYS})  # every conditional key present
+    for key in profile_keys(name):
+        assert f"--{key}" in known, f"profiles/{name}: --{key} is no option of snakemake or its plugins"
+    profile_args(name)  # types and values accepted by Snakemake's own parser
+
+
+def test_slurm_profile_settings(env):
+    args = profile_args("slurm")
+    assert args.executor == "slurm"
+    assert args.jobs >= 10 and args.latency_wait >= 10 and args.retries >= 1
+    assert args.slurm_keep_successful_logs
+    defaults = args.default_resources
+    for key in ("runtime", "mem_mb", "cpus_per_task"):
+        assert key in defaults, f"default-resources lacks {key}"
+    # account and partition come from sbatch's own variables; unset, the plugin's defaults apply
+    assert "slurm_account" not in defaults and "slurm_partition" not in defaults
+    assert not args.set_resources
+
+
+def test_slurm_profile_reads_account_and_partitions_from_the_environment(env):
+    env(SBATCH_ACCOUNT="proj42", SBATCH_PARTITION="cpu", SBATCH_GPU_PARTITION="gpu")
+    keys = profile_keys("slurm")
+    defaults = dict(item.split("=", 1) for item in keys["default-resources"])
+    assert defaults["slurm_account"] == "proj42"
+    assert defaults["slurm_partition"] == "cpu"
+    assert "train:slurm_partition=gpu" in keys["set-resources"]
+
+
+def test_profile_names_only_rules_that_exist(env, workflow_cpu):
+    env(SBATCH_GPU_PARTITION="gpu")
+    rules = {r.name for r in workflow_cpu.rules}
+    args = profile_args("slurm")
+    for rule in args.set_resources:
+        assert rule in rules, f"set-resources names rule {rule}, which does not exist"
+    for rule in args.slurm_array_jobs.split(","):
+        assert rule.strip() in rules, f"slurm-array-jobs names rule {rule}, which does not exist"
+
+
+def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):
+    missing = []
+    for rule in workflow_cpu.rules:
+        declared = set(rule.resources)
+        unknown = declared - KNOWN_RESOURCES
+        assert not unknown, f"rule {rule.name}: resources {sorted(unknown)} mean nothing to the SLURM plugin"
+        if not is_cluster_job(workflow_cpu, rule):
+            continue
+        for key in ("mem_mb", "runtime"):
+            if key not in declared:
+                missing.append(f"{rule.name}.{key}")
+                continue
+            value = resource_value(rule.resources[key])
+            assert isinstance(value, int) and value > 0, f"rule {rule.name}: {key} = {value!r}"
+    assert not missing, (f"cluster rules without their own resources (add them to the rule, "
+                         f"or mark a cheap rule `localrule: True`): {', '.join(missing)}")
+
+
+def test_retries_ask_for_more(workflow_cpu):
+    for rule in workflow_cpu.rules:
+        if rule.name in ("tasks", "predict", "frontier"):
+            for key in ("mem_mb", "runtime"):
+                first = resource_value(rule.resources[key], attempt=1)
+                assert resource_value(rule.resources[key], attempt=2) == 2 * first
+
+
+def test_training_asks_for_a_gpu_exactly_when_the_config_says_cuda(workflow_cpu):
+    def gpus(workflow):
+        train = next(r for r in workflow.rules if r.name == "train")
+        assert "gpu" in train.resources, "rule train: add `gpu=train_gpus()` to its resources"
+        return resource_value(train.resources["gpu"])
+
+    assert gpus(workflow_cpu) == 0
+    assert gpus(load_workflow(device="cuda")) == 1
+    for rule in workflow_cpu.rules:  # nothing else holds a GPU
+        if rule.name != "train" and "gpu" in rule.resources:
+            assert resource_value(rule.resources["gpu"]) == 0, rule.name
