@@ -1016,27 +1016,33 @@ def plot_spectrum(path: str, preds: dict, rec: dict) -> None:
 # --------------------------------------------------------------------------- inspect
 
 def _stats(ref: ArrayRef) -> dict:
-    """mean, std, min, max over the finite entries, and NaN/Inf counts, chunk by chunk."""
+    """mean, std, min, max over the finite entries, and NaN/Inf counts, chunk by chunk (chunks
+    merged by Chan et al.'s pairwise update, so a large mean costs no precision)."""
     count = nan = inf = 0
-    s = s2 = 0.0
+    mean = m2 = 0.0
     lo, hi = math.inf, -math.inf
     blocks = iter_rows(ref, _rows_per_chunk(ref.shape)) if ref.shape else [(0, load_whole(ref))]
-    for _, block in blocks:
-        a = np.asarray(block, dtype=np.float64).ravel()
-        if ref.dtype.kind == "f":
-            finite = np.isfinite(a)
-            nan += int(np.isnan(a).sum())
-            inf += int(np.isinf(a).sum())
-            a = a[finite]
-        if a.size:
-            count += a.size
-            s += float(a.sum())
-            s2 += float(np.dot(a, a))
-            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
-    mean = s / count if count else None
-    std = math.sqrt(max(s2 / count - mean ** 2, 0.0)) if count else None
-    return {"mean": mean, "std": std, "min": lo if count else None, "max": hi if count else None,
-            "nan": nan, "inf": inf}
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values give inf, reported as such
+        for _, block in blocks:
+            a = np.asarray(block, dtype=np.float64).ravel()
+            if ref.dtype.kind == "f":
+                finite = np.isfinite(a)
+                nan += int(np.isnan(a).sum())
+                inf += int(np.isinf(a).sum())
+                a = a[finite]
+            if a.size:
+                m = float(np.mean(a))
+                dev = a - m
+                k, total = a.size, count + a.size
+                delta = m - mean
+                m2 += float(np.dot(dev, dev)) + delta * delta * count * k / total
+                mean += delta * k / total
+                count = total
+                lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
+    if not count:
+        return {"mean": None, "std": None, "min": None, "max": None, "nan": nan, "inf": inf}
+    return {"mean": mean, "std": math.sqrt(m2 / count) if math.isfinite(m2) else math.inf,
+            "min": lo, "max": hi, "nan": nan, "inf": inf}
 
 
 def inspect_file(args) -> dict:
