@@ -136,7 +136,7 @@ def main() -> None:
         "meets_target": statistics.median(walls) <= TARGET_WALL_S and rss <= TARGET_RSS_MB,
         "r_star": spec["r_star"], "min_qk_rank": rec["min_qk_rank"], "trusted": rec["predictor"],
         "attn_sequences": res["predictors"]["P_attn"]["sequences_used"],
-        "static": res["predictors"]["P_static"]["status"][:40],
+        "p_static": res["predictors"]["P_static"]["status"].split(":")[0],
         "data_gb": round(2 * args.sequences * args.n * args.d * 4 / 1e9, 2),
         "generate_s": round(gen_s, 1),
         # other processes on the machine: wall time is only meaningful when this is below ~1

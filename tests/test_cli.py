@@ -104,6 +104,32 @@ def test_p_attn_matches_the_library(capsys, tmp_path):
         assert res["predictors"]["P_attn"]["centred"] == (n > d)
 
 
+def test_chunks_and_worker_threads_do_not_change_the_answer(capsys, l3, monkeypatch):
+    """Small chunks on 1 or 3 worker threads: batches merge in file order, so the floats are equal,
+    and they agree with one big batch to rounding."""
+    import torch
+
+    import entropic_bound.cli as cli
+
+    whole = run_json(capsys, "predict", l3[0], "--no-static")["predictors"]["P_attn"]
+    monkeypatch.setattr(cli, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
+    before = torch.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            results.append(run_json(capsys, "predict", l3[0], "--no-static")["predictors"])
+            assert torch.get_num_threads() == threads  # restored after the pass
+    finally:
+        torch.set_num_threads(before)
+    assert results[0] == results[1]
+    top = whole["spectrum"][0]
+    np.testing.assert_allclose(results[0]["P_attn"]["spectrum"], whole["spectrum"], rtol=0,
+                               atol=1e-7 * top)  # sqrt(eig): rounding floor ~ sqrt(eps) s_1
+    for name, value in whole["estimates"].items():  # integer ranks equal, real ones to rounding
+        assert results[0]["P_attn"]["estimates"][name] == pytest.approx(value, rel=1e-6)
+
+
 def test_static_task_trusts_p_static(capsys, tmp_path):
     for rung in ("L0", "L1"):  # linear and softmax static kernels
         path, arrays = task_file(tmp_path, rung=rung, r_star=2, n=6, d=6, n_train=300)

@@ -20,7 +20,8 @@ QUICK = ["--configfile", "config/quick.yaml"]
 
 
 def smk(*args, run_name, check=True, timeout=600):
-    cmd = [SMK, "--cores", "2", *QUICK, "--config", f"run_name={run_name}", *args]
+    # --config takes every following word: targets and flags go first
+    cmd = [SMK, *args, "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -34,8 +35,8 @@ def fresh(run_name):
 @pytest.fixture(scope="module")
 def run_a():
     fresh("pytest_a")
-    smk("reproduce-all", "--report", "results/pytest_a/report.html", run_name="pytest_a")
     r = smk("reproduce-all", run_name="pytest_a")
+    smk("reproduce-all", "--report", "results/pytest_a/report.html", run_name="pytest_a")
     return REPO / "results" / "pytest_a", r
 
 
@@ -93,7 +94,7 @@ def test_figures_regenerate_from_cache(run_a):
 
 def _interrupt(run_name, kill_training: bool):
     fresh(run_name)
-    cmd = [SMK, "--cores", "2", *QUICK, "--config", f"run_name={run_name}", "reproduce-all"]
+    cmd = [SMK, "reproduce-all", "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     logs = REPO / "results" / run_name / "logs" / "train"

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import zipfile
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -62,6 +63,8 @@ ATTN_WORK = 1 << 32
 DOMINANCE = 50.0
 #: the spectral-floor noise estimate needs tr((X̃ᵀX̃)⁻¹); a sample of this many sequences suffices
 TRACE_SEQUENCES = 2048
+#: width of the text report
+WIDTH = 100
 PLOT_SUFFIXES = {"png", "pdf", "svg", "svgz", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"}
 
 
@@ -770,10 +773,11 @@ def recommend(n: int, d: int, preds: dict, name: str, case: str, noise: dict, co
                 "when n is close to d, so the spectrum reflects a few sequences; use sequences with "
                 "n >= 2d, or drop ill-conditioned ones")
     if estimator.startswith("energy_"):
-        est_why = (f"{estimator} is the least k whose top-k singular values hold "
-                   f"{float(estimator.split('_', 1)[1]):.0%} of the spectrum's energy, the least rank "
-                   "whose surrogate excess risk is at most the rest (SCIENCE.md §1)"
-                   + (", and the estimator robust to softmax distortion (claim C8)"
+        tau = float(estimator.split("_", 1)[1])
+        est_why = (f"{estimator} is the least k whose top-k singular values hold {tau:.0%} of the "
+                   "spectrum's energy: for the static surrogate exactly the least rank whose excess "
+                   f"risk is at most {1 - tau:.0%} (SCIENCE.md §1)"
+                   + ("; the paper's default, as the estimator robust to softmax distortion (claim C8)"
                       if estimator == DEFAULT_ESTIMATOR else "; chosen with --estimator"))
     else:
         est_why = f"{estimator} was chosen with --estimator (rounded to the nearest integer)"
@@ -908,6 +912,11 @@ def _fmt(value: float | None, name: str = "") -> str:
     return f"{value:.2f}"
 
 
+def _wrap(head: str, text: str, indent: int = 4) -> str:
+    return textwrap.fill(text, width=WIDTH, initial_indent=head, subsequent_indent=" " * indent,
+                         break_on_hyphens=False)
+
+
 def format_predict(res: dict) -> str:
     inp, fr, rec = res["input"], res["frontier"], res["recommendation"]
     lines = [f"{PROG} predict: {inp['source']}",
@@ -919,46 +928,46 @@ def format_predict(res: dict) -> str:
                                                   if k in m) + "  (for comparison)")
     names = list(res["predictors"]["P_attn"]["estimates"])
     lines += ["", "Rank estimates (predictor × estimator):"]
-    head = f"  {'predictor':<9} {'sequences':>9}  " + "  ".join(f"{n:>{max(len(n), 5)}}" for n in names)
-    lines.append(head)
+    lines.append(f"  {'predictor':<9} {'sequences':>9}  "
+                 + "  ".join(f"{n:>{max(len(n), 5)}}" for n in names))
     for pname, p in res["predictors"].items():
         if p.get("status") == "ok":
             cells = "  ".join(f"{_fmt(p['estimates'][n], n):>{max(len(n), 5)}}" for n in names)
             lines.append(f"  {pname:<9} {p['sequences_used']:>9}  {cells}")
         else:
-            lines.append(f"  {pname:<9} {p['status']}")
+            lines.append(_wrap(f"  {pname:<9} ", p["status"], 12))
     share = res["static_fit_share"]
     lines += ["", "Static-fit share: " + (f"{share:.4f} (1 = one static kernel explains the data)"
                                           if share is not None else "not computed (P_static skipped)")]
-    noise, mix = fr["noise"], fr["mixing"]
-    lines += ["", "Where the data sit on the predictability frontier:",
-              f"  n vs d: {fr['regime']}"]
+    noise, mix, cond = fr["noise"], fr["mixing"], fr["conditioning"]
+    lines += ["", "Where the data sit on the predictability frontier:", _wrap("  n vs d: ", fr["regime"])]
     if noise["sigma_hat"] is None:
-        lines.append(f"  noise:  {noise['method']}")
+        lines.append(_wrap("  noise:  ", noise["method"]))
     else:
         rel = f"{noise['relative']:.3g}" if noise["relative"] is not None else "n/a"
-        lines.append(f"  noise:  sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of the signal "
-                     f"rms), by the {noise['method']}")
+        lines.append(_wrap("  noise:  ", f"sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of "
+                           f"the signal rms), by the {noise['method']}"))
     idx = mix["mean_token_index"]
     if mix["basis"] != "mean-token index":
-        lines.append(f"  mixing: {mix['label']}, from {mix['basis']}")
+        lines.append(_wrap("  mixing: ", f"{mix['label']}, from {mix['basis']}"))
+    elif idx is None:
+        lines.append(_wrap("  mixing: ", f"{mix['label']} ({mix['explanation']})"))
     else:
-        lines.append(f"  mixing: {mix['label']}" + (
-            f" (mean-token index {idx:.2f}: ≈ 1 for linear attention or token-wise maps, ≫ 1 when "
-            f"outputs average the same tokens as softmax does; softmax-like from {mix['threshold']})"
-            if idx is not None else f" ({mix['explanation']})"))
-    cond = fr["conditioning"]
-    lines.append(f"  conditioning: the largest sequence ({cond['sequence']}) holds {cond['max_share']:.2%} "
-                 f"of P_attn's energy, {cond['max_over_mean']:.1f} × the mean"
-                 + (f" — dominated (>= {DOMINANCE:g} ×)" if cond["dominated"] else f" (flag at {DOMINANCE:g} ×)"))
+        lines.append(_wrap("  mixing: ", f"{mix['label']} (mean-token index {idx:.2f}: ≈ 1 for linear "
+                           "attention or token-wise maps, ≫ 1 when outputs average the same tokens as "
+                           f"softmax does; softmax-like from {mix['threshold']})"))
+    lines.append(_wrap("  conditioning: ", f"the largest sequence ({cond['sequence']}) holds "
+                       f"{cond['max_share']:.2%} of P_attn's energy, {cond['max_over_mean']:.1f} × the "
+                       "mean" + (f", dominated (>= {DOMINANCE:g} ×)" if cond["dominated"]
+                                 else f" (flagged from {DOMINANCE:g} ×)")))
     lines += ["", f"Recommended minimum QK rank: {rec['min_qk_rank']}",
-              f"  trusted: {rec['predictor']} with {rec['estimator']} (confidence: {rec['confidence']}); "
-              f"energy beyond the cut: {rec['tail_energy']:.2%}",
-              f"  why: {rec['why']}.", f"  estimator: {rec['why_estimator']}."]
+              _wrap("  trusted: ", f"{rec['predictor']} with {rec['estimator']} (confidence: "
+                    f"{rec['confidence']}); energy beyond the cut: {rec['tail_energy']:.2%}"),
+              _wrap("  why: ", rec["why"] + "."), _wrap("  estimator: ", rec["why_estimator"] + ".")]
     if res["notes"]:
-        lines += ["", "Notes:"] + [f"  - {n}" for n in res["notes"]]
+        lines += ["", "Notes:"] + [_wrap("  - ", note) for note in res["notes"]]
     if res.get("plot"):
-        lines.append(f"\nspectrum plot written to {res['plot']}")
+        lines += ["", f"spectrum plot written to {res['plot']}"]
     return "\n".join(lines)
 
 
@@ -1001,7 +1010,7 @@ def plot_spectrum(path: str, preds: dict, rec: dict) -> None:
                     label=f"τ = {float(rec['estimator'].split('_')[1]):g}")
     ax.set_yscale("log")
     ax.set_ylabel(r"singular value $s_k / s_1$")
-    ax2.set_ylabel(r"cumulative energy $\sum_{i \leq k} s_i^2 / \sum_i s_i^2$")
+    ax2.set_ylabel(r"cumulative energy $\Sigma_{i \leq k}\, s_i^2 \;/\; \Sigma_i\, s_i^2$")
     ax.set_title("Predicted kernel spectra")
     ax2.set_title(f"Recommended minimum QK rank: {r}")
     ax.legend(fontsize=8)

@@ -81,18 +81,64 @@ def write_partial_claims():
 
 
 # --- cluster resources ---
-# What a rule asks a cluster for (profiles/slurm/config.yaml turns it into sbatch options).
-# mem_mb and runtime (minutes) grow with the attempt: `retries: 1` in the profile resubmits a
-# job that SLURM killed for memory or time, and a retry with the same request would fail again.
+# What a job asks a cluster for (profiles/slurm/config.yaml turns it into sbatch options),
+# derived from the config so that the large configs get what they need and the paper config
+# what it always had. Estimates are upper bounds: float64 data for the data-only stages, every
+# student running to max_steps, 5 GFLOP/s per CPU thread and 2 TFLOP/s on a GPU (both well
+# below what the kernels reach). mem_mb and runtime (minutes) grow with the attempt: `retries: 1`
+# in the profile resubmits a job that SLURM killed for memory or time, and the same request
+# would fail again.
+from math import ceil  # noqa: E402
+
+_T = config["task"]
+#: one float64 [n_train, n, d] array in MB, the unit the data-only stages' memory grows with
+DATA_MB = _T["n_train"] * _T["n"] * _T["d"] * 8 / 2**20
 
 
 def by_attempt(base):
     """A resource that is ``base`` on the first attempt and ``k * base`` on the k-th."""
 
     def resource(wildcards, attempt):
-        return base * attempt
+        return ceil(base) * attempt
 
     return resource
+
+
+def tasks_mem_mb():
+    """make_task: X, noise and Y of the training split in float64, plus the attention [B, n, n]."""
+    attention_mb = _T["n_train"] * _T["n"] ** 2 * 8 / 2**20
+    return max(2000, 1000 + 8 * DATA_MB + 2 * attention_mb)
+
+
+def predict_mem_mb():
+    """P_static: X, Y and a noisy copy in float64, and the normal equations of vec(X), [nd, nd]."""
+    normal_mb = (_T["n"] * _T["d"]) ** 2 * 8 / 2**20
+    return max(4000, 1000 + 12 * DATA_MB + 5 * normal_mb)
+
+
+def predict_runtime():
+    """P_static dominates: 4 B (nd)^2 + 2 n^2 d^4 + 10 d^6 flops per task and noise level."""
+    n, d, B = _T["n"], _T["d"], _T["n_train"]
+    flops = 4 * B * (n * d) ** 2 + 2 * n**2 * d**4 + 10 * d**6
+    fits = len(TASKS) * (1 + len(config["predict"]["noisy_sigmas"]))
+    return 20 + flops * fits / (5e9 * config["threads"]) / 60
+
+
+def train_mem_mb():
+    """A training job holds its tasks' float32 arrays twice (loaded, stacked), plus torch/CUDA."""
+    task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
+    return max(4000, 3000 + 2 * config["train"]["tasks_per_job"] * task_mb)
+
+
+def train_runtime():
+    """Minutes for one training job if every student ran max_steps (most stop far earlier)."""
+    n, d, train = _T["n"], _T["d"], config["train"]
+    optims = [{**train["classes"]["default"], **c} for c in train["classes"].values()]
+    samples = max(o["batch"] * o["max_steps"] for o in optims)  # per student
+    students = train["tasks_per_job"] * max(n, d) * len(train["student_seeds"])
+    flops = 6 * (2 * n * d * d + 2 * n * n * d) * samples * students
+    rate = 2e12 if config["device"] == "cuda" else 5e9 * config["threads"]
+    return 30 + flops / rate / 60
 
 
 def train_gpus():

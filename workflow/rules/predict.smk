@@ -12,7 +12,7 @@ rule predict:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
-        mem_mb=by_attempt(4000),
-        runtime=by_attempt(20),
+        mem_mb=by_attempt(predict_mem_mb()),
+        runtime=by_attempt(predict_runtime()),
     script:
         "../scripts/predict.py"

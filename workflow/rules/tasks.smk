@@ -17,7 +17,7 @@ rule tasks:
         "../../envs/compute.yaml"
     threads: 1
     resources:
-        mem_mb=by_attempt(2000),
+        mem_mb=by_attempt(tasks_mem_mb()),
         runtime=by_attempt(10),
     script:
         "../scripts/tasks.py"
