@@ -33,6 +33,19 @@ say() { printf '[test-cluster %3ds] %s\n' "$SECONDS" "$*"; }
 fail() { say "FAIL: $*"; exit 1; }
 # seconds left of the budget, at most $1
 left() { local l=$((BUDGET - SECONDS)); ((l < 1)) && l=1; ((l > $1)) && l=$1; echo "$l"; }
+# run_timed LIMIT OUTFILE CMD...: CMD under `timeout` (SIGINT at LIMIT, as Ctrl-C would: Snakemake
+# then cancels its SLURM jobs; SIGKILL 30 s later), in the background so that a signal to this
+# script is handled at once (bash runs traps only between foreground commands).
+CHILD=""
+run_timed() {
+  local limit=$1 out=$2 rc=0
+  shift 2
+  timeout -s INT -k 30 "$limit" "$@" >"$out" 2>&1 &
+  CHILD=$!
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  return "$rc"
+}
 
 if [ "$(id -u)" != "0" ]; then
   say "skipped: the SLURM test installs packages and starts munged, slurmctld and slurmd, which needs root"
@@ -48,8 +61,12 @@ done
 if ((${#need[@]})); then
   say "installing slurm-wlm and munge (missing: ${need[*]})"
   export DEBIAN_FRONTEND=noninteractive
-  timeout "$(left 200)" apt-get update -qq
-  timeout "$(left 300)" apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
+  run_timed "$(left 200)" /tmp/entropic-bound-apt.log apt-get update -qq \
+    || { tail -n 20 /tmp/entropic-bound-apt.log; fail "apt-get update failed"; }
+  run_timed "$(left 300)" /tmp/entropic-bound-apt.log \
+    apt-get install -y -qq --no-install-recommends slurm-wlm munge \
+    || { tail -n 20 /tmp/entropic-bound-apt.log; fail "apt-get install slurm-wlm munge failed"; }
+  rm -f /tmp/entropic-bound-apt.log
 fi
 
 # ---------------------------------------------------------------- 2. the cluster
@@ -88,6 +105,10 @@ cleanup() {
   local rc=$? i p
   trap - EXIT INT TERM
   set +e
+  if [ -n "$CHILD" ]; then  # interrupted while a step ran: stop it like Ctrl-C would
+    kill -INT "$CHILD" 2>/dev/null
+    wait "$CHILD" 2>/dev/null
+  fi
   if ((${#DAEMON_PIDS[@]})); then
     say "cleanup: cancelling jobs, stopping daemons ${DAEMON_PIDS[*]}"
     timeout 10 scancel --user=root >/dev/null 2>&1
@@ -97,7 +118,7 @@ cleanup() {
     done
     if ((rc != 0)) || ((PASSED == 0)); then
       mkdir -p "results/$SLURM_RUN/daemon_logs"
-      cp "$STATE"/*.log "$STATE"/munge/*.log "results/$SLURM_RUN/daemon_logs/" 2>/dev/null
+      cp "$STATE"/*.log "$STATE"/*.out "$STATE"/munge/*.log "results/$SLURM_RUN/daemon_logs/" 2>/dev/null
     fi
     for ((i = ${#DAEMON_PIDS[@]} - 1; i >= 0; i--)); do
       stop_pid "${DAEMON_PIDS[i]%%:*}" "${DAEMON_PIDS[i]#*:}"
@@ -118,7 +139,7 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'say "interrupted"; exit 130' INT TERM
 
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 NODE_LINE=$(slurmd -C | head -n1)   # NodeName=<host> CPUs=.. Boards=.. ... RealMemory=..
@@ -181,10 +202,15 @@ say "cluster up: $(sinfo -h -o '%P %D %c CPUs %m MB %T')"
 QUICK=(reproduce-all --configfile config/quick.yaml)
 rm -rf "results/$LOCAL_RUN" "results/$SLURM_RUN"
 
+for run in $LOCAL_RUN $SLURM_RUN; do  # stale locks of a killed earlier test would stop the runs
+  run_timed "$(left 60)" "$STATE/unlock.out" "$SMK" "${QUICK[@]}" --config run_name=$run --unlock \
+    || { cat "$STATE/unlock.out"; fail "snakemake --unlock failed"; }
+done
+
 say "local run (run_name $LOCAL_RUN)"
 t0=$SECONDS
-timeout "$(left 300)" "$SMK" "${QUICK[@]}" --cores 2 --config run_name=$LOCAL_RUN \
-  >"$STATE/local.out" 2>&1 || { tail -n 40 "$STATE/local.out"; fail "local run failed"; }
+run_timed "$(left 300)" "$STATE/local.out" "$SMK" "${QUICK[@]}" --cores 2 --config run_name=$LOCAL_RUN \
+  || { tail -n 40 "$STATE/local.out"; fail "local run failed"; }
 local_s=$((SECONDS - t0))
 
 say "SLURM run (run_name $SLURM_RUN) with --profile profiles/slurm"
@@ -192,10 +218,10 @@ t0=$SECONDS
 SLURM_LOGS=results/$SLURM_RUN/slurm_logs
 # The account and partition reach the profile as they would on a real cluster; the first status
 # check after 2 s (not the plugin's 40) keeps this short test short.
-SBATCH_ACCOUNT=$ACCOUNT SBATCH_PARTITION=$PARTITION \
-  timeout "$(left 420)" "$SMK" "${QUICK[@]}" --profile profiles/slurm --config run_name=$SLURM_RUN \
-  --slurm-status-command squeue --slurm-init-seconds-before-status-checks 2 \
-  --slurm-logdir "$SLURM_LOGS" >"$STATE/slurm.out" 2>&1 \
+export SBATCH_ACCOUNT=$ACCOUNT SBATCH_PARTITION=$PARTITION
+run_timed "$(left 420)" "$STATE/slurm.out" "$SMK" "${QUICK[@]}" --profile profiles/slurm \
+  --config run_name=$SLURM_RUN --slurm-status-command squeue \
+  --slurm-init-seconds-before-status-checks 2 --slurm-logdir "$SLURM_LOGS" \
   || { tail -n 60 "$STATE/slurm.out"; fail "SLURM run failed"; }
 slurm_s=$((SECONDS - t0))
 mkdir -p "results/$SLURM_RUN"
