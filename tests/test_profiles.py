@@ -55,8 +55,8 @@ def profile_keys(name: str) -> dict:
         return dict(ProfileConfigFileParser().parse(f))
 
 
-def load_workflow(**config):
-    """The parsed workflow of the quick config with `config` overrides (no DAG, no jobs)."""
+def load_workflow(configfile="quick.yaml", **config):
+    """The parsed workflow of a config with `config` overrides (no DAG, no jobs)."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import (ConfigSettings, OutputSettings, Quietness,
                                           ResourceSettings, StorageSettings)
@@ -66,7 +66,7 @@ def load_workflow(**config):
         with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
             wf = api.workflow(snakefile=REPO / "Snakefile", workdir=REPO,
                               config_settings=ConfigSettings(
-                                  configfiles=[REPO / "config" / "quick.yaml"], config=config),
+                                  configfiles=[REPO / "config" / configfile], config=config),
                               resource_settings=ResourceSettings(),
                               storage_settings=StorageSettings())
             return wf._workflow
@@ -172,3 +172,18 @@ def test_training_asks_for_a_gpu_exactly_when_the_config_says_cuda(workflow_cpu)
     for rule in workflow_cpu.rules:  # nothing else holds a GPU
         if rule.name != "train" and "gpu" in rule.resources:
             assert resource_value(rule.resources["gpu"]) == 0, rule.name
+
+
+@pytest.mark.parametrize("name, n", [("large.yaml", 64), ("large_n128.yaml", 128)])
+def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workflow_cpu):
+    from entropic_bound.config import load_config
+
+    cfg = load_config(REPO / "config" / name)
+    assert (cfg["task"]["d"], cfg["task"]["n"], max(cfg["task"]["r_star"])) == (64, n, 32)
+    assert cfg["task"]["n_train"] >= n * 64  # P_static needs n*d sequences
+    assert cfg["device"] == "cuda"
+    large = {r.name: r for r in load_workflow(name).rules}
+    small = {r.name: r for r in workflow_cpu.rules}
+    for rule, key in [("tasks", "mem_mb"), ("predict", "mem_mb"), ("predict", "runtime")]:
+        big, quick = (resource_value(w[rule].resources[key]) for w in (large, small))
+        assert big >= quick, f"{name}: {rule}.{key} = {big} < quick's {quick}"
