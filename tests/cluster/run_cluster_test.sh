@@ -40,7 +40,7 @@ CHILD=""
 run_timed() {
   local limit=$1 out=$2 rc=0
   shift 2
-  timeout -s INT -k 30 "$limit" "$@" >"$out" 2>&1 &
+  timeout -s INT -k 30 "$limit" "$@" >"$out" 2>&1 9>&- &
   CHILD=$!
   wait "$CHILD" || rc=$?
   CHILD=""
@@ -52,6 +52,10 @@ if [ "$(id -u)" != "0" ]; then
   exit 0
 fi
 [ -x "$SMK" ] || fail "$SMK not found: run 'make venv' first"
+# One test cluster per machine at a time: the config at /etc/slurm/slurm.conf is shared (below).
+LOCK=/tmp/entropic-bound-cluster-test.lock
+exec 9>"$LOCK"
+flock -w "$(left 300)" 9 || fail "another 'make test-cluster' holds $LOCK; run them one after another"
 
 # ---------------------------------------------------------------- 1. packages
 need=()
@@ -124,7 +128,7 @@ cleanup() {
       stop_pid "${DAEMON_PIDS[i]%%:*}" "${DAEMON_PIDS[i]#*:}"
     done
     for p in $(strays); do
-      say "cleanup: stray process $p from the test cluster: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-120)"
+      say "cleanup: stray process $p from the test cluster: $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-120)"
       stop_pid "$p" "stray"
     done
     left_over=$(strays)
@@ -174,15 +178,15 @@ dd if=/dev/urandom of="$STATE/munge/munge.key" bs=1024 count=1 status=none
 chmod 400 "$STATE/munge/munge.key"
 munged --foreground --socket="$STATE/munge/munge.socket" --key-file="$STATE/munge/munge.key" \
   --pid-file="$STATE/munge/munged.pid" --log-file="$STATE/munge/munged.log" \
-  --seed-file="$STATE/munge/munged.seed" >"$STATE/munge/munged.out" 2>&1 &
+  --seed-file="$STATE/munge/munged.seed" >"$STATE/munge/munged.out" 2>&1 9>&- &
 DAEMON_PIDS+=("$!:munged")
 for i in $(seq 1 40); do [ -S "$STATE/munge/munge.socket" ] && break; sleep 0.25; done
 munge -n --socket="$STATE/munge/munge.socket" | unmunge --socket="$STATE/munge/munge.socket" >/dev/null \
   || fail "munged does not answer: $(cat "$STATE/munge/munged.out")"
 
-slurmctld -D -f "$SLURM_CONF" >"$STATE/slurmctld.out" 2>&1 &
+slurmctld -D -f "$SLURM_CONF" >"$STATE/slurmctld.out" 2>&1 9>&- &
 DAEMON_PIDS+=("$!:slurmctld")
-slurmd -D -N "$NODE" -f "$SLURM_CONF" >"$STATE/slurmd.out" 2>&1 &
+slurmd -D -N "$NODE" -f "$SLURM_CONF" >"$STATE/slurmd.out" 2>&1 9>&- &
 DAEMON_PIDS+=("$!:slurmd")
 say "munged, slurmctld, slurmd started (pids ${DAEMON_PIDS[*]}), node $NODE, ports $CTLD_PORT/$SLURMD_PORT"
 

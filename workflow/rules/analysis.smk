@@ -163,6 +163,7 @@ rule plot_figures:
         F7_pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
     log:
         f"{RUN}/logs/plot_figures.log",
+    localrule: True
     conda:
         "../../envs/plot.yaml"
     params:
@@ -187,6 +188,7 @@ rule plot_frontier:
         F6_pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
     log:
         f"{RUN}/logs/plot_frontier.log",
+    localrule: True
     conda:
         "../../envs/plot.yaml"
     params:

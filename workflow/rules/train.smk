@@ -18,8 +18,9 @@ rule train:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=by_attempt(train_mem_mb()),
+        runtime=by_attempt(train_runtime()),
+        gpu=train_gpus(),
     script:
         "../scripts/train.py"
 
