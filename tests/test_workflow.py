@@ -105,7 +105,8 @@ def _interrupt(run_name, kill_training: bool):
             break
         time.sleep(0.5)
     if kill_training:
-        subprocess.run(["pkill", "-KILL", "-f", r"\.snakemake/scripts/.*train\.py"])
+        # only this run's training jobs: they live in the session the run was started in
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid), "-f", r"\.snakemake/scripts/.*train\.py"])
         proc.wait(timeout=300)
     else:
         os.killpg(proc.pid, signal.SIGINT)
