@@ -1,5 +1,5 @@
 # entropic-bound: the commands a user runs. `make reproduce` and `make test` are the two that matter.
-PY      ?= python3.11
+PY      ?= $(shell command -v python3.11 || command -v python3)
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
