@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SMK     := $(BIN)/snakemake
 
-.PHONY: venv reproduce quick test lint bench bench-gpu test-cluster report clean-quick
+.PHONY: venv reproduce quick test bench bench-gpu test-cluster
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
