@@ -30,6 +30,7 @@ test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end
 bench: $(STAMP)  ## training-engine, frontier and predict benchmarks (one JSON line each)
 	$(BIN)/python benchmarks/bench_train.py
 	$(BIN)/python benchmarks/bench_frontier.py
+	$(BIN)/python benchmarks/bench_predict.py
 
 bench-gpu: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpu.py
