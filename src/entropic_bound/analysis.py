@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .estimators import DEFAULT_TAUS, DEFAULT_TOL, all_estimators, estimate
+from .estimators import DEFAULT_TAUS, DEFAULT_TOL, all_estimators, estimate, pad_spectra
 from .rungs import ladder_lambda, parse_rung
 
 #: the static students of SCIENCE.md §1: full-rank L0 and L1, trained on every task
@@ -97,11 +97,7 @@ def spearman(x, y) -> float:
 
 def spectra_matrix(spectra: Sequence) -> np.ndarray:
     """A column of variable-length spectra -> [rows, k_max], zero padded (no estimator counts 0)."""
-    arrays = [np.asarray(s, dtype=np.float64).ravel() for s in spectra]
-    if not arrays:
-        return np.zeros((0, 1))
-    width = max(1, max(len(a) for a in arrays))
-    return np.stack([np.pad(a, (0, width - len(a))) for a in arrays])
+    return pad_spectra([np.asarray(s, dtype=np.float64).ravel() for s in spectra])
 
 
 def estimator_list(taus=DEFAULT_TAUS) -> list[str]:

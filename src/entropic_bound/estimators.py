@@ -102,3 +102,24 @@ def estimate(s, name: str, tol: float = DEFAULT_TOL) -> np.ndarray:
     if name not in table:
         raise ValueError(f"unknown estimator {name!r}; choose one of {estimator_names()}")
     return table[name](s)
+
+
+def pad_spectra(spectra) -> np.ndarray:
+    """Spectra of different lengths ([k] or [rows, k] each) -> [rows, k_max], zero padded.
+
+    Zeros are counted by no estimator, so padding never changes an estimate.
+    """
+    blocks = [np.atleast_2d(np.asarray(s, dtype=np.float64)) for s in spectra]
+    if not blocks:
+        return np.zeros((0, 1))
+    width = max(1, max(b.shape[-1] for b in blocks))
+    return np.concatenate([np.pad(b, ((0, 0), (0, width - b.shape[-1]))) for b in blocks])
+
+
+def estimates_long(keys, spectra, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL):
+    """Long table: every row of ``keys`` (a DataFrame, one row per spectrum) × estimator, r_hat."""
+    import pandas as pd
+
+    est = all_estimators(pad_spectra(spectra), taus=taus, tol=tol)
+    return pd.concat([keys.assign(estimator=name, r_hat=val) for name, val in est.items()],
+                     ignore_index=True)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .estimators import all_estimators
+from .estimators import estimates_long
 from .predictors import (DEFAULT_CLIP, _rearranged_summary, attention_native_pinv,
                          attention_native_spectrum, inversion_normal_matrix, inversion_spectrum,
                          log_inversion_spectrum)
@@ -82,11 +82,5 @@ def frontier_grid(fcfg: dict, base_seed: int = 0, taus=(0.9, 0.95, 0.99), tol: f
                             spec = inversion_spectrum(X.expand(len(Ys), -1, -1, -1), Ys, None,
                                                       chol_inv, clip)
                             emit([{**k, "predictor": "P_invert"} for k in key], spec)
-    keys = pd.DataFrame(rows)
-    # spectra differ in length (n for P_static, d otherwise): pad with zeros, which no estimator counts
-    width = max(s.shape[-1] for s in spectra)
-    S = np.concatenate([np.pad(s, ((0, 0), (0, width - s.shape[-1]))) for s in spectra])
-    est = all_estimators(S, taus=taus, tol=tol)
-    out = pd.concat([keys.assign(estimator=name, r_hat=val) for name, val in est.items()],
-                    ignore_index=True)
-    return out[COLUMNS]
+    # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
+    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]

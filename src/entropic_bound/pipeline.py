@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .estimators import all_estimators
+from .estimators import estimates_long
 from .io import write_npz
 from .mixing import is_softmax
 from .predictors import predict_attention_native, predict_static
@@ -48,11 +48,7 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
             spectra.append(predict_attention_native(X, Ys)["spectrum"])
-    keys = pd.DataFrame(rows)
-    width = max(len(s) for s in spectra)
-    S = np.stack([np.pad(s, (0, width - len(s))) for s in spectra])
-    est = all_estimators(S, taus=p["taus"], tol=p["tol"])
-    out = pd.concat([keys.assign(estimator=k, r_hat=v) for k, v in est.items()], ignore_index=True)
+    out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
     return out[["task_id", "class", "r_star", "seed", "sigma", "predictor", "estimator", "r_hat",
                 "static_fit_share"]]
 
