@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropic_bound.mixing import ladder_lambda, parse_rung
+from entropic_bound.rungs import ladder_lambda, parse_rung
 
 ALL_RUNGS = ("L0", "L1", "L2", "L3", "L4", "Lam0.25", "Lam0.50", "Lam0.75")
 ESTIMATORS = ("numerical", "stable", "entropy", "participation", "energy_0.9", "energy_0.95",

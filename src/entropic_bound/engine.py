@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .mixing import apply_operator, kernel_dim, parse_rung
+from .mixing import apply_operator
+from .rungs import kernel_dim, parse_rung
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -96,7 +97,7 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     train_power = Ytr.pow(2).mean((1, 2, 3))
 
     # student layout: s = ((t * K) + seed_index) * R + rank_index
-    K_, R_ = len(seeds), len(ranks)
+    K_ = len(seeds)
     grid = np.array([(t, j, r) for t in range(T) for j in range(K_) for r in ranks])
     task_of = torch.as_tensor(grid[:, 0], device=dev)
     stream_of = torch.as_tensor(grid[:, 0] * K_ + grid[:, 1], device=dev)

@@ -12,8 +12,7 @@ import math
 
 import torch
 
-from .rungs import (SOFTMAX_CLASSES, STATIC_RUNGS, is_softmax, kernel_dim,  # noqa: F401
-                    kernel_norm, ladder_lambda, parse_rung, rung_name)
+from .rungs import parse_rung
 
 
 def _rmul(X: torch.Tensor, A: torch.Tensor) -> torch.Tensor:

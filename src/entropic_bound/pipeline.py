@@ -9,7 +9,7 @@ import pandas as pd
 
 from .estimators import estimates_long
 from .io import write_npz
-from .mixing import is_softmax
+from .rungs import is_softmax
 from .predictors import predict_attention_native, predict_static
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
@@ -65,7 +65,7 @@ def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.Dat
     the static L0 and L1 students at full rank n (``kind="static"``)."""
     from .config import class_optim
     from .engine import Optim, train_students
-    from .mixing import kernel_dim, parse_rung
+    from .rungs import kernel_dim, parse_rung
 
     tasks = [load_task(p) for p in task_paths]
     t = cfg["train"]

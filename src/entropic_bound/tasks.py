@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from .mixing import apply_operator, kernel_dim, kernel_norm, parse_rung, rung_name
+from .mixing import apply_operator
+from .rungs import kernel_dim, kernel_norm, parse_rung, rung_name
 
 
 @dataclass(frozen=True)
