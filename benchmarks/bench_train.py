@@ -6,7 +6,10 @@ On the paper-scale L4 workload (d = n = 16, r* ∈ {1, 2, 4, 8} × 2 task seeds,
                      per student, same data, batch and learning rate; timed on a subset of
                      students and scaled) over the engine's, median over repeats
   peak_fraction      the engine's achieved matmul GFLOP/s over the machine's fp32 GEMM peak,
-                     both measured here with the same thread count
+                     both measured here with the same thread count. Counted: the nine
+                     products per sequence of a training step (4 forward, 5 backward; the data
+                     needs no gradient) and the four forward products per sequence of the final
+                     train/test evaluation; not counted: the per-student Q Kᵀ and Adam (small)
   peak_rss_mb        peak resident memory of this process
   students_per_second trained students (to convergence or retirement) per wall second
 Machines are noisy: compare ratios measured in the same run, not absolute times.
@@ -39,9 +42,17 @@ def gemm_peak_gflops(size: int = 1024, reps: int = 20) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
 
 
-def matmul_flops_per_student_step(n: int, d: int, batch: int) -> float:
-    """Forward matmuls of an attention student (XA, XAXᵀ, MX, ·V) ×3 for forward+backward."""
-    return 3 * 2 * batch * (2 * n * d * d + 2 * n * n * d)
+def engine_matmul_flops(n: int, d: int, batch: int, student_steps: int, students: int,
+                        eval_seqs: int) -> float:
+    """Matmul FLOPs the engine runs for an attention student (both backends run the same products).
+
+    Per training sequence: forward U = XA, Z = U Xᵀ, H = M X, Ŷ = H V; backward dV = Hᵀ G,
+    dH = G Vᵀ, dM = dH Xᵀ, dU = dZ X, dA = Xᵀ dU: 5 products of n·d² and 4 of n²·d
+    multiply-adds. Evaluation: the 4 forward products per student per sequence.
+    """
+    train = 2 * batch * (5 * n * d * d + 4 * n * n * d) * student_steps
+    evaluation = 2 * (2 * n * d * d + 2 * n * n * d) * students * eval_seqs
+    return float(train + evaluation)
 
 
 class NaiveStudent(torch.nn.Module):
@@ -72,6 +83,10 @@ def naive_seconds_per_student_step(tasks, rung, optim: Optim, students: int, ste
     return (time.perf_counter() - t) / (students * steps)
 
 
+def t_cfg_backend(cfg: dict) -> str:
+    return cfg["train"].get("backend", "auto")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml")
@@ -80,6 +95,7 @@ def main(argv=None) -> None:
     ap.add_argument("--naive-students", type=int, default=8)
     ap.add_argument("--naive-steps", type=int, default=100)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--backend", default=None, help="auto | fused | torch (default: the config's)")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg["threads"])
@@ -90,6 +106,8 @@ def main(argv=None) -> None:
         a = make_task(spec)
         tasks.append((a, _json.loads(str(a["meta"]))))
     optim = Optim.from_config(class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung))
+    backend = args.backend or t_cfg_backend(cfg)
+    eval_seqs = cfg["task"]["n_train"] + cfg["task"]["n_test"]
     n, d = cfg["task"]["n"], cfg["task"]["d"]
     t = cfg["train"]
     ranks, seeds = list(range(1, d + 1)), t["student_seeds"]
@@ -99,13 +117,14 @@ def main(argv=None) -> None:
         t0 = time.perf_counter()
         m = train_students(tasks, args.rung, ranks, seeds, optim, init_scale=t["init_scale"],
                            epsilon=t["epsilon"], checkpoints=t["checkpoints"], base_seed=cfg["seed"],
-                           device="cpu")["metrics"]
+                           device="cpu", backend=backend)["metrics"]
         engine_s = time.perf_counter() - t0
         student_steps = int(m.steps.sum())
         engine_per = engine_s / student_steps
         naive_per = naive_seconds_per_student_step(tasks, args.rung, optim, args.naive_students,
                                                    args.naive_steps)
-        achieved = matmul_flops_per_student_step(n, d, optim.batch) * student_steps / engine_s / 1e9
+        flops = engine_matmul_flops(n, d, optim.batch, student_steps, len(m), eval_seqs)
+        achieved = flops / engine_s / 1e9
         speedups.append(naive_per / engine_per)
         fractions.append(achieved / peak)
         rates.append(len(m) / engine_s)
@@ -117,6 +136,8 @@ def main(argv=None) -> None:
         "students_per_second": round(statistics.median(rates), 2),
         "student_steps": student_steps,
         "gemm_peak_gflops": round(peak, 1),
+        "engine_gflops": round(achieved, 1),
+        "backend": str(m.backend.iloc[0]),
         "engine_seconds": round(engine_s, 2),
         "repeats": args.repeats,
         "threads": torch.get_num_threads(),

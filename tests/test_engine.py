@@ -5,10 +5,19 @@ import numpy as np
 import pytest
 import torch
 
+from entropic_bound import fused
 from entropic_bound.engine import Optim, tail_energy, train_students
 from entropic_bound.tasks import TaskSpec, make_task
 
 FAST = Optim(lr=3e-2, batch=32, max_steps=400, eval_every=25, patience=2, lr_drops=1)
+
+
+@pytest.fixture(params=["fused", "torch"])
+def backend(request):
+    """Every engine property is checked on both CPU backends (fused C kernel and autograd)."""
+    if request.param == "fused" and not fused.available():
+        pytest.skip("no C compiler: the fused kernel cannot build")
+    return request.param
 
 
 def _tasks(rung="L0", r_stars=(2,), n=4, d=4, B=512):
@@ -24,40 +33,58 @@ def test_tail_energy_by_hand():
     assert tail_energy([2.0, 1.0], 2) == 0.0
 
 
-def test_l0_deficiency_and_achievability():
+def test_l0_deficiency_and_achievability(backend):
     tasks = _tasks("L0", (2,))
-    m = train_students(tasks, "L0", [1, 2, 3, 4], [0], FAST)["metrics"].set_index("rank")
+    m = train_students(tasks, "L0", [1, 2, 3, 4], [0], FAST, backend=backend)["metrics"].set_index("rank")
     assert (m.loc[[2, 3, 4], "R"] <= 1e-3).all()                    # achievable at r ≥ r*
     assert m.loc[1, "R"] >= 0.5 * m.loc[1, "R_theory"] > 0          # Eckart–Young deficiency
     assert m.loc[1, "R"] == pytest.approx(m.loc[1, "R_theory"], rel=0.05)
 
 
-def test_student_in_batch_equals_student_alone():
+def test_student_in_batch_equals_student_alone(backend):
     tasks = _tasks("L4", (1, 2))
-    many = train_students(tasks, "L4", [1, 2, 3, 4], [0, 1], FAST)["metrics"]
-    alone = train_students(tasks[1:], "L4", [3], [1], FAST)["metrics"]
+    many = train_students(tasks, "L4", [1, 2, 3, 4], [0, 1], FAST, backend=backend)["metrics"]
+    alone = train_students(tasks[1:], "L4", [3], [1], FAST, backend=backend)["metrics"]
     row = many[(many.task_id == tasks[1][1]["task_id"]) & (many["rank"] == 3) & (many.seed == 1)].iloc[0]
     assert row.steps == alone.steps.iloc[0]
     assert row.test_mse == pytest.approx(alone.test_mse.iloc[0], rel=1e-5, abs=1e-9)
     np.testing.assert_allclose(row.spectrum, alone.spectrum.iloc[0], rtol=1e-5, atol=1e-7)
+    if backend == "fused":  # one student per thread in a fixed order: not just close, equal
+        assert row.test_mse == alone.test_mse.iloc[0]
 
 
-def test_bitwise_deterministic_on_cpu():
+def test_fused_results_do_not_depend_on_thread_count():
+    if not fused.available():
+        pytest.skip("no C compiler: the fused kernel cannot build")
+    tasks = _tasks("L4", (1, 2), n=16, d=16)
+    before = torch.get_num_threads()
+    try:
+        out = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            out.append(train_students(tasks, "L4", [1, 2, 3], [0], FAST, backend="fused"))
+    finally:
+        torch.set_num_threads(before)
+    for k in out[0]:
+        assert out[0][k].equals(out[1][k]), k
+
+
+def test_bitwise_deterministic_on_cpu(backend):
     tasks = _tasks("Lam0.50", (1,))
-    a = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu")
-    b = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu")
+    a = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu", backend=backend)
+    b = train_students(tasks, "Lam0.50", [1, 2], [0], FAST, device="cpu", backend=backend)
     for k in a:
         assert a[k].equals(b[k]), k
 
 
-def test_outputs_and_bad_ranks():
+def test_outputs_and_bad_ranks(backend):
     tasks = _tasks("L3", (1,))
-    out = train_students(tasks, "L3", [1, 4], [0], FAST)
+    out = train_students(tasks, "L3", [1, 4], [0], FAST, backend=backend)
     assert set(out) == {"metrics", "dynamics", "loss"}
     assert len(out["metrics"]) == 2 and out["dynamics"].step.nunique() > 2
     assert np.isfinite(out["loss"].train_loss).all()
     with pytest.raises(ValueError, match="ranks"):
-        train_students(tasks, "L3", [5], [0], FAST)
+        train_students(tasks, "L3", [5], [0], FAST, backend=backend)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -68,15 +95,16 @@ def test_cuda_matches_cpu_closely():
     np.testing.assert_allclose(a.R, b.R, rtol=0.2, atol=1e-5)
 
 
-def test_diverging_training_fails_loudly():
+def test_diverging_training_fails_loudly(backend):
     tasks = _tasks("L4", (1,))
     with pytest.raises(ValueError, match="diverged.*L4_r1_s0"):
-        train_students(tasks, "L4", [1, 2], [0], Optim(lr=1e30, batch=32, max_steps=50, eval_every=25))
+        train_students(tasks, "L4", [1, 2], [0], Optim(lr=1e30, batch=32, max_steps=50, eval_every=25),
+                       backend=backend)
 
 
-def test_rank_mask_holds_through_training():
+def test_rank_mask_holds_through_training(backend):
     tasks = _tasks("L4", (2,))
-    m = train_students(tasks, "L4", [1, 2], [0], FAST)["metrics"].set_index("rank")
+    m = train_students(tasks, "L4", [1, 2], [0], FAST, backend=backend)["metrics"].set_index("rank")
     for r in (1, 2):
         s = np.asarray(m.loc[r, "spectrum"])
         assert np.all(s[r:] <= 1e-6 * s[0]), (r, s)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .mixing import apply_operator
+from .mixing import apply_operator, operator_terms
 from .rungs import kernel_dim, parse_rung
 
 ADAM_BETAS = (0.9, 0.999)
@@ -56,6 +56,37 @@ def pick_device(name: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
+BACKENDS = ("auto", "fused", "torch")
+
+
+def pick_backend(name: str, dev: torch.device) -> str:
+    """``fused`` (the C kernel of fused.py, CPU only) or ``torch`` (autograd, any device).
+
+    ``auto`` takes the fused kernel on CPU when it builds here, else torch. The two agree to
+    float32 rounding (tests), not bitwise: the backend used is a column of the metrics table.
+    """
+    from . import fused
+
+    if name not in BACKENDS:
+        raise ValueError(f"unknown training backend {name!r}; use one of {', '.join(BACKENDS)}")
+    if name == "torch" or (name == "auto" and dev.type != "cpu"):
+        return "torch"
+    if dev.type != "cpu":
+        raise ValueError("train.backend: fused runs on the CPU only; use auto or torch with device: cuda")
+    if fused.available():
+        return "fused"
+    if name == "fused":
+        try:
+            fused.library()
+        except RuntimeError as exc:  # a config the machine cannot run: one line, not a traceback
+            raise ValueError(str(exc)) from None
+    import sys
+
+    print("entropic-bound: the fused CPU kernel did not build; training with the torch backend",
+          file=sys.stderr)
+    return "torch"
+
+
 def _stream_seed(*key) -> int:
     words = [zlib.crc32(str(k).encode()) for k in key]
     return int(np.random.SeedSequence(words).generate_state(1)[0])
@@ -70,7 +101,8 @@ def tail_energy(spectrum: np.ndarray, rank: int) -> float:
 def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: list[int],
                    seeds: list[int], optim: Optim, *, init_scale: float = 1e-2,
                    epsilon: float = 1e-3, checkpoints: int = 20, base_seed: int = 0,
-                   static_student: bool = False, device: str = "auto") -> dict[str, pd.DataFrame]:
+                   static_student: bool = False, device: str = "auto",
+                   backend: str = "auto") -> dict[str, pd.DataFrame]:
     """Train every (task, seed, rank) student of ``student_class`` in one batched program.
 
     ``tasks``: list of (arrays, meta) as returned by ``tasks.load_task`` (equal n, d, β).
@@ -78,6 +110,7 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
     """
     dev = pick_device(device)
+    backend = pick_backend(backend, dev)
     # a guard (process-wide): subnormal floats, e.g. saturated softmax tails, are slow on x86.
     # On the paper workload it measured no difference, so results do not depend on it.
     torch.set_flush_denormal(True)
@@ -160,8 +193,14 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
         if step in ckpt_steps:
             record_spectra(step, alive, W)
         rows = (task_of[alive] * N)[:, None] + batch_idx[stream_of[alive], step]  # [S_a, B]
-        # students in chunks of ~32: small bmm batches stay in cache (measured 2x faster than all at once)
-        for lo in range(0, alive.numel(), chunk):
+        if backend == "fused":
+            loss = _fused_grad(W, G, alive, rows, unpack, student_class, Xflat, Yflat, n, d, beta,
+                               P[task_of[alive]])
+            _check_finite(loss, alive, grid, metas, seeds, student_class, step)
+            window[alive] += loss
+        # torch backend: students in chunks of ~32: small bmm batches stay in cache (measured 2x
+        # faster than all at once)
+        for lo in range(0, alive.numel() if backend == "torch" else 0, chunk):
             sl = slice(lo, lo + chunk)
             Wc = W[sl].detach().requires_grad_(True)
             Qa, Ka, Va = unpack(Wc)
@@ -174,13 +213,7 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             with torch.no_grad():
                 diff = pred - Yb
                 loss = diff.pow(2).mean((1, 2, 3))
-            if not bool(torch.isfinite(loss).all()):
-                bad_id = int(alive[sl][~torch.isfinite(loss)][0])
-                t_, j_, r_ = grid[bad_id]
-                raise ValueError(
-                    f"training of {student_class} diverged (non-finite loss) on task "
-                    f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} at step {step + 1}; "
-                    f"lower train.classes.<class>.lr")
+            _check_finite(loss, alive[sl], grid, metas, seeds, student_class, step)
             # d(Σ_s loss_s)/d pred = 2·diff / (B·n·d): hand it to autograd directly
             (G[sl],) = torch.autograd.grad(pred, [Wc], grad_outputs=diff.mul_(2.0 / diff[0].numel()))
             window[alive[sl]] += loss
@@ -220,10 +253,40 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
 
     Qf, Kf, Vf = unpack(final)
     metrics = _final_metrics(tasks, student_class, Qf @ Kf.transpose(-1, -2), Vf, task_of, grid,
-                             seeds, static_student, steps_run, converged, beta, P, dev)
+                             seeds, static_student, steps_run, converged, beta, P, dev, backend)
+    metrics["backend"] = backend
     return {"metrics": metrics,
             "dynamics": _long_rows(dyn_rows, metrics, "spectrum"),
             "loss": _long_rows(loss_rows, metrics, "train_loss")}
+
+
+def _check_finite(loss, ids, grid, metas, seeds, student_class, step) -> None:
+    if bool(torch.isfinite(loss).all()):
+        return
+    t_, j_, r_ = grid[int(ids[~torch.isfinite(loss)][0])]
+    raise ValueError(
+        f"training of {student_class} diverged (non-finite loss) on task "
+        f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} at step {step + 1}; "
+        f"lower train.classes.<class>.lr")
+
+
+def _fused_grad(W, G, alive, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P) -> torch.Tensor:
+    """Every active student's minibatch loss, and its gradient written into G (fused kernel).
+
+    The kernel differentiates the loss with respect to the operator's terms (A, bias, V); the
+    small map from a student's factors to those terms is differentiated by autograd.
+    """
+    from .fused import fused_step
+
+    Wg = W.detach().requires_grad_(True)
+    Qa, Ka, Va = unpack(Wg)
+    A, bias, softmax = operator_terms(student_class, Qa @ Ka.transpose(-1, -2), n=n, d=d,
+                                      beta=beta, P=P)
+    loss, dA, dbias, dV = fused_step(Xflat, Yflat, rows, A, bias, Va, softmax)
+    outs = [t for t in (A, bias, Va) if t is not None]
+    grads = [g for g in (dA, dbias, dV) if g is not None]
+    (G[:],) = torch.autograd.grad(outs, [Wg], grads)
+    return loss.to(W.dtype)
 
 
 def _evaluate(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Tensor:
@@ -236,8 +299,19 @@ def _evaluate(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Ten
     return total / (N * X.shape[2] * X.shape[3])
 
 
+def _evaluate_fused(student_class, X, Y, kernel, V, beta, P) -> torch.Tensor:
+    """Per-student MSE over a whole split (X, Y: [N, n, d] of one task) with the fused kernel."""
+    from .fused import fused_step
+
+    n, d = X.shape[-2:]
+    A, bias, softmax = operator_terms(student_class, kernel, n=n, d=d, beta=beta,
+                                      P=P.expand(len(kernel), n, d))
+    rows = torch.arange(len(X)).expand(len(kernel), len(X))
+    return fused_step(X, Y, rows, A, bias, V, softmax, backward=False)[0]
+
+
 def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_student,
-                   steps_run, converged, beta, P, dev) -> pd.DataFrame:
+                   steps_run, converged, beta, P, dev, backend="torch") -> pd.DataFrame:
     f32 = dict(dtype=torch.float32, device=dev)
     with torch.no_grad():
         spectra = torch.linalg.svdvals(A.double()).cpu().numpy()
@@ -248,6 +322,9 @@ def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_stud
             for split in ("train", "test"):
                 X = torch.as_tensor(arrays[f"X_{split}"]).to(**f32)
                 Y = torch.as_tensor(arrays[f"Y_{split}"]).to(**f32)
+                if backend == "fused":
+                    mse[split] = _evaluate_fused(student_class, X, Y, A[sel], V[sel], beta, P[t]).numpy()
+                    continue
                 Xs = X.expand(len(sel), *X.shape)
                 Ys = Y.expand(len(sel), *Y.shape)
                 mse[split] = _evaluate(student_class, Xs, Ys, A[sel], V[sel], beta, P[t]).cpu().numpy()

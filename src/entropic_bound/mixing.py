@@ -65,6 +65,31 @@ def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: f
     return torch.softmax(static + _bilinear(X, lam * scale * kernel), dim=-1)
 
 
+def operator_terms(rung: str, kernel: torch.Tensor, *, n: int, d: int, beta: float = 1.0,
+                   P: torch.Tensor | None = None):
+    """The rung's operator in one form for the fused kernel: M(X) = act(bias + X A Xᵀ).
+
+    Returns ``(A, bias, softmax)`` with ``A: [..., d, d]`` or None (static rungs) and
+    ``bias: [..., n, n]`` or None (no input-independent logits). Same arithmetic as
+    :func:`mixing_operator` (tests check the two agree on every rung).
+    """
+    cls, lam = parse_rung(rung)
+    scale = beta / math.sqrt(d)
+    if cls == "L0":
+        return None, kernel, False
+    if cls == "L1":
+        return None, beta * kernel, True
+    if cls == "L3":
+        return kernel / n, None, False
+    if cls == "L4":
+        return scale * kernel, None, True
+    if P is None:
+        raise ValueError(f"rung {rung} needs the positional embedding P")
+    if cls == "L2":
+        return None, P @ (scale * kernel) @ P.transpose(-1, -2), True
+    return lam * scale * kernel, P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2), True
+
+
 def apply_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, V: torch.Tensor, *,
                    beta: float = 1.0, P: torch.Tensor | None = None) -> torch.Tensor:
     """Y = M(X) X V: [..., n, d]."""

@@ -82,7 +82,8 @@ def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.Dat
         out = train_students(tasks, student_class, ranks, t["student_seeds"], optim,
                              init_scale=t["init_scale"], epsilon=t["epsilon"],
                              checkpoints=t["checkpoints"], base_seed=cfg["seed"],
-                             static_student=static, device=cfg["device"])
+                             static_student=static, device=cfg["device"],
+                             backend=t.get("backend", "auto"))
         for k, v in out.items():
             parts[k].append(v)
     return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}

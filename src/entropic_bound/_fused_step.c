@@ -1,0 +1,331 @@
+/* One training step of many attention students, forward and backward fused per sequence.
+ *
+ * Every ladder rung's operator is M(X) = act(bias + X A Xᵀ) with act = softmax or identity
+ * (entropic_bound.mixing.operator_terms). For each student s and each of its B minibatch
+ * sequences x = X[rows[s, b]] (n × d) this computes, with every intermediate in L1 cache,
+ *
+ *   Z = bias + x A xᵀ,  M = act(Z),  H = M x,  Ŷ = H V,  E = Ŷ − y,  loss_s = mean(E²)
+ *
+ * and, unless only the loss is asked for (evaluation), the gradients of loss_s with respect to
+ * A, bias and V:
+ *
+ *   G = 2E/(B n d),  dV += Hᵀ G,  dH = G Vᵀ,  dM = dH xᵀ,
+ *   dZ = M ⊙ (dM − rowsum(M ⊙ dM)) (softmax) or dM (identity),
+ *   dbias += dZ,  dA += xᵀ (dZ x).
+ *
+ * Students are independent: each is computed by one thread in a fixed order, so the result of
+ * a student does not depend on the thread count or on which other students share the call.
+ * All products are written as "row += scalar × row" over contiguous rows, which the compiler
+ * turns into vector FMAs; the common sizes are compiled as constants (see DISPATCH).
+ *
+ * Built and loaded by entropic_bound/fused.py (gcc -O3 -march=native -fopenmp); no Python or
+ * torch headers, so the build takes about a second.
+ */
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESTRICT __restrict__
+#define INLINE static inline __attribute__((always_inline))
+
+/* exp for x ≤ 0 (softmax after the max shift), branch-free so that it vectorises: Cody–Waite
+ * range reduction and a degree-6 polynomial (Cephes expf), relative error below 2e-7. NaN
+ * propagates (the comparison is false for NaN), so a diverging student is still detected. */
+INLINE float exp_nonpos(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    const float fx = __builtin_rintf(x * 1.44269504088896341f);
+    float r = x - fx * 0.693359375f;
+    r = r + fx * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int32_t i; float f; } scale;
+    scale.i = ((int32_t)fx + 127) << 23;
+    return p * scale.f;
+}
+
+/* ---- small matrix products -------------------------------------------------------------
+ * out[r, :] (+)= Σ_k a(r, k) · b[k, :] with a(r, k) = a[r·ars + k·aks] (a or aᵀ, no copy),
+ * b: K × cols and out: rows × cols row-major. Where cols is a multiple of 16 the product runs on
+ * register tiles of RB rows × CB vectors of 16 floats (8 independent FMA chains, enough to
+ * hide the FMA latency); other sizes take a plain loop. */
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+
+#define TILE_KERNEL(RB, CB)                                                                    \
+    INLINE void tile_##RB##_##CB(const int K, const int cols, const float *RESTRICT a,         \
+                                 const int ars, const int aks, const float *RESTRICT b,         \
+                                 float *RESTRICT out, const int accumulate) {                   \
+        v16 acc[RB][CB];                                                                        \
+        _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++)                                    \
+            _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
+                acc[r][c] = accumulate ? *(const v16 *)(out + r * cols + 16 * c) : (v16){0};    \
+        for (int k = 0; k < K; k++) {                                                           \
+            v16 bv[CB];                                                                         \
+            _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
+                bv[c] = *(const v16 *)(b + k * cols + 16 * c);                                  \
+            _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++) {                              \
+                const float ark = a[r * ars + k * aks];                                         \
+                _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++) acc[r][c] += ark * bv[c];  \
+            }                                                                                   \
+        }                                                                                       \
+        _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++)                                    \
+            _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
+                *(v16 *)(out + r * cols + 16 * c) = acc[r][c];                                  \
+    }
+TILE_KERNEL(8, 1)
+TILE_KERNEL(4, 2)
+TILE_KERNEL(1, 1)
+TILE_KERNEL(1, 2)
+
+INLINE void gemm(const int rows, const int K, const int cols, const float *RESTRICT a,
+                 const int ars, const int aks, const float *RESTRICT b, float *RESTRICT out,
+                 const int accumulate) {
+    if (cols % 16) {
+        for (int r = 0; r < rows; r++) {
+            float *RESTRICT o = out + r * cols;
+            if (!accumulate)
+                for (int j = 0; j < cols; j++) o[j] = 0.0f;
+            for (int k = 0; k < K; k++) {
+                const float ark = a[r * ars + k * aks];
+                const float *RESTRICT bk = b + k * cols;
+                for (int j = 0; j < cols; j++) o[j] += ark * bk[j];
+            }
+        }
+        return;
+    }
+    const int C = cols / 16;
+    int r = 0;
+    if (C == 1) {
+        for (; r + 8 <= rows; r += 8)
+            tile_8_1(K, cols, a + r * ars, ars, aks, b, out + r * cols, accumulate);
+        for (; r < rows; r++)
+            tile_1_1(K, cols, a + r * ars, ars, aks, b, out + r * cols, accumulate);
+        return;
+    }
+    for (int c = 0; c + 2 <= C; c += 2) {
+        int rr = 0;
+        for (; rr + 4 <= rows; rr += 4)
+            tile_4_2(K, cols, a + rr * ars, ars, aks, b + 16 * c, out + rr * cols + 16 * c, accumulate);
+        for (; rr < rows; rr++)
+            tile_1_2(K, cols, a + rr * ars, ars, aks, b + 16 * c, out + rr * cols + 16 * c, accumulate);
+    }
+    if (C % 2)
+        for (; r < rows; r++)
+            tile_1_1(K, cols, a + r * ars, ars, aks, b + 16 * (C - 1), out + r * cols + 16 * (C - 1),
+                     accumulate);
+}
+
+/* out = a b (a: rows × K) and out += aᵀ b (a: K_rows × rows, summed over its rows) */
+#define gemm_rows(rows, K, cols, a, b, out, acc) gemm(rows, K, cols, a, K, 1, b, out, acc)
+#define gemm_tn_acc(rows, K, cols, a, b, out) gemm(K, rows, cols, a, 1, K, b, out, 1)
+
+INLINE void transpose(const int rows, const int cols, const float *RESTRICT a, float *RESTRICT at) {
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) at[j * rows + i] = a[i * cols + j];
+}
+
+typedef int32_t vi16 __attribute__((vector_size(64)));
+
+/* lane-wise select (C has no vector ?:): where mask, a, else b */
+INLINE v16 vsel(const vi16 mask, const v16 a, const v16 b) {
+    return (v16)(((vi16)a & mask) | ((vi16)b & ~mask));
+}
+INLINE v16 vmax(const v16 a, const v16 b) { return vsel(a > b, a, b); }
+
+/* exp_nonpos on 16 lanes: the same steps as the scalar version (rounding by the 1.5·2²³ trick,
+ * which equals rint for |x·log2 e| < 2²²). */
+INLINE v16 vexp_nonpos(v16 x) {
+    x = vsel(x < -87.0f, (v16){0} - 87.0f, x);
+    const v16 fx = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    v16 r = x - fx * 0.693359375f;
+    r = r + fx * 2.12194440e-4f;
+    v16 p = (v16){0} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const vi16 e = (__builtin_convertvector(fx, vi16) + 127) << 23;
+    return p * (v16)e;
+}
+
+/* Softmax over the rows of M is taken on Mᵀ, stored n × n row-major: a row of M is a column
+ * of Mᵀ, so the max, the sum and the backward's dot product run down the columns, 16 rows of
+ * M at a time in one vector, with no horizontal reductions. */
+INLINE void softmax_cols(const int n, float *RESTRICT ZT) {
+    if (n % 16 == 0) {
+        for (int c = 0; c < n; c += 16) {
+            v16 m = *(v16 *)(ZT + c), sum = {0};
+            for (int j = 1; j < n; j++) m = vmax(*(v16 *)(ZT + j * n + c), m);
+            for (int j = 0; j < n; j++) {
+                const v16 e = vexp_nonpos(*(v16 *)(ZT + j * n + c) - m);
+                *(v16 *)(ZT + j * n + c) = e;
+                sum += e;
+            }
+            const v16 inv = 1.0f / sum;
+            for (int j = 0; j < n; j++) *(v16 *)(ZT + j * n + c) *= inv;
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        float m = ZT[i], sum = 0.0f;
+        for (int j = 1; j < n; j++) m = ZT[j * n + i] > m ? ZT[j * n + i] : m;
+        for (int j = 0; j < n; j++) {
+            ZT[j * n + i] = exp_nonpos(ZT[j * n + i] - m);
+            sum += ZT[j * n + i];
+        }
+        const float inv = 1.0f / sum;
+        for (int j = 0; j < n; j++) ZT[j * n + i] *= inv;
+    }
+}
+
+/* g ← m ⊙ (g − Σ_j m g) down the columns of Mᵀ and dMᵀ: the softmax backward */
+INLINE void softmax_cols_backward(const int n, const float *RESTRICT MT, float *RESTRICT GT) {
+    if (n % 16 == 0) {
+        for (int c = 0; c < n; c += 16) {
+            v16 dot = {0};
+            for (int j = 0; j < n; j++) dot += *(const v16 *)(MT + j * n + c) * *(v16 *)(GT + j * n + c);
+            for (int j = 0; j < n; j++)
+                *(v16 *)(GT + j * n + c) = *(const v16 *)(MT + j * n + c) * (*(v16 *)(GT + j * n + c) - dot);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        float dot = 0.0f;
+        for (int j = 0; j < n; j++) dot += MT[j * n + i] * GT[j * n + i];
+        for (int j = 0; j < n; j++) GT[j * n + i] = MT[j * n + i] * (GT[j * n + i] - dot);
+    }
+}
+
+typedef struct {
+    float *xT, *U, *Z, *H, *E, *GT, *dH, *dM, *dU, *AT, *biasT, *dbiasT, *lossv;
+} scratch_t;
+
+/* One student over nb sequences. Everything n × n is held transposed (Zᵀ, Mᵀ, dMᵀ, dZᵀ), see
+ * softmax_cols; the products read Mᵀ and dZᵀ through strides rather than copying them. */
+INLINE void student_step(const int n, const int d, const int B, const float *RESTRICT X,
+                         const float *RESTRICT Y, const int64_t *RESTRICT rows,
+                         const float *RESTRICT A, const float *RESTRICT bias,
+                         const float *RESTRICT V, const int softmax, const int backward,
+                         const float gscale, double *RESTRICT loss, float *RESTRICT dA,
+                         float *RESTRICT dbias, float *RESTRICT dV, const scratch_t *RESTRICT w) {
+    const int nd = n * d;
+    float *RESTRICT xT = w->xT, *RESTRICT U = w->U, *RESTRICT ZT = w->Z, *RESTRICT H = w->H;
+    float *RESTRICT E = w->E, *RESTRICT GT = w->GT, *RESTRICT dHT = w->dH, *RESTRICT dMT = w->dM;
+    float *RESTRICT dU = w->dU, *RESTRICT AT = w->AT, *RESTRICT biasT = w->biasT;
+    float *RESTRICT dbiasT = w->dbiasT, *RESTRICT lossv = w->lossv;
+    if (A) transpose(d, d, A, AT);
+    if (bias) transpose(n, n, bias, biasT);
+    double total = 0.0;
+    if (backward) {
+        if (A) memset(dA, 0, sizeof(float) * d * d);
+        if (bias) memset(dbiasT, 0, sizeof(float) * n * n);
+        memset(dV, 0, sizeof(float) * d * d);
+    }
+    for (int b = 0; b < B; b++) {
+        const float *RESTRICT x = X + rows[b] * nd;
+        const float *RESTRICT y = Y + rows[b] * nd;
+        /* Zᵀ = biasᵀ + x Aᵀ xᵀ */
+        if (A) {
+            transpose(n, d, x, xT);
+            gemm_rows(n, d, d, x, AT, U, 0);
+            gemm_rows(n, d, n, U, xT, ZT, 0);
+            if (bias)
+                for (int k = 0; k < n * n; k++) ZT[k] += biasT[k];
+        } else {
+            memcpy(ZT, biasT, sizeof(float) * n * n);
+        }
+        if (softmax) softmax_cols(n, ZT);
+        /* H = M x (M read from Mᵀ), E = H V − y */
+        gemm(n, n, d, ZT, 1, n, x, H, 0);
+        gemm_rows(n, d, d, H, V, E, 0);
+        for (int j = 0; j < d; j++) lossv[j] = 0.0f;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < d; j++) {
+                const float e = E[i * d + j] - y[i * d + j];
+                lossv[j] += e * e;
+                E[i * d + j] = gscale * e;   /* G = dloss/dŶ */
+            }
+        for (int j = 0; j < d; j++) total += (double)lossv[j];   /* the sum over samples in double */
+        if (!backward) continue;
+        gemm_tn_acc(n, d, d, H, E, dV);              /* dV += Hᵀ G */
+        transpose(n, d, E, GT);
+        gemm_rows(d, d, n, V, GT, dHT, 0);           /* dHᵀ = V Gᵀ */
+        gemm_rows(n, d, n, x, dHT, dMT, 0);          /* dMᵀ = x dHᵀ */
+        if (softmax) softmax_cols_backward(n, ZT, dMT);
+        if (bias)
+            for (int k = 0; k < n * n; k++) dbiasT[k] += dMT[k];
+        if (A) {
+            gemm(n, n, d, dMT, 1, n, x, dU, 0);      /* dU = dZ x (dZ read from dZᵀ) */
+            gemm_tn_acc(n, d, d, x, dU, dA);         /* dA += xᵀ dU */
+        }
+    }
+    if (backward && bias) transpose(n, n, dbiasT, dbias);
+    *loss = total;   /* the sum; fused_step divides */
+}
+
+/* Sizes compiled with constant n, d (fully unrolled inner loops); others take the generic path. */
+#define DISPATCH(NN, DD)                                                                        \
+    if (n == NN && d == DD) {                                                                   \
+        student_step(NN, DD, nb, X, Y, rows + s * B + b0, A ? A + s * DD * DD : 0,              \
+                     bias ? bias + s * NN * NN : 0, V + s * DD * DD, softmax, backward, gscale,  \
+                     &part,                                                                     \
+                     A ? dA + s * DD * DD : 0, bias ? dbias + s * NN * NN : 0,                  \
+                     dV + s * DD * DD, &w);                                                     \
+        loss[s] += part;                                                                        \
+        continue;                                                                               \
+    }
+
+int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const int64_t *rows,
+               const float *A, const float *bias, const float *V, int softmax, int backward,
+               float gscale, double *loss, float *dA, float *dbias, float *dV, int threads) {
+    const size_t nn = (size_t)n * n, nd = (size_t)n * d, dd = (size_t)d * d;
+    /* scratch per thread, 64-byte aligned blocks, allocated before the parallel region so that
+     * a failed allocation returns cleanly instead of leaving threads at a barrier */
+    const size_t per_thread = 7 * ((nd + 15) / 16 * 16) + 4 * ((nn + 15) / 16 * 16) +
+                              (dd + 15) / 16 * 16 + (d + 15) / 16 * 16;
+    if (threads < 1) threads = 1;
+    float *all = (float *)aligned_alloc(64, sizeof(float) * per_thread * threads);
+    if (!all) return 1;
+    /* evaluation (no backward) streams a whole split per student: in blocks of 64 sequences,
+     * each block read once from memory for all students (same students per thread, same order) */
+    const int block = backward ? B : 64;
+#pragma omp parallel num_threads(threads)
+    {
+        scratch_t w;
+        float *p = all + per_thread * omp_get_thread_num();
+#define TAKE(field, count) w.field = p; p += ((count) + 15) / 16 * 16;
+        TAKE(xT, nd) TAKE(U, nd) TAKE(H, nd) TAKE(E, nd) TAKE(GT, nd) TAKE(dH, nd) TAKE(dU, nd)
+        TAKE(Z, nn) TAKE(dM, nn) TAKE(biasT, nn) TAKE(dbiasT, nn) TAKE(AT, dd) TAKE(lossv, d)
+#undef TAKE
+#pragma omp for schedule(static)
+        for (int s = 0; s < S; s++) loss[s] = 0.0;
+        for (int b0 = 0; b0 < B; b0 += block) {
+            const int nb = B - b0 < block ? B - b0 : block;
+#pragma omp for schedule(static)
+            for (int s = 0; s < S; s++) {
+                double part;
+                DISPATCH(16, 16)
+                DISPATCH(32, 16)
+                DISPATCH(64, 16)
+                DISPATCH(64, 64)
+                DISPATCH(128, 64)
+                student_step(n, d, nb, X, Y, rows + (size_t)s * B + b0, A ? A + (size_t)s * dd : 0,
+                             bias ? bias + (size_t)s * nn : 0, V + (size_t)s * dd, softmax,
+                             backward, gscale, &part, A ? dA + (size_t)s * dd : 0,
+                             bias ? dbias + (size_t)s * nn : 0, dV + (size_t)s * dd, &w);
+                loss[s] += part;
+            }
+        }
+#pragma omp for schedule(static)
+        for (int s = 0; s < S; s++) loss[s] /= (double)B * nd;
+    }
+    free(all);
+    return 0;
+}
