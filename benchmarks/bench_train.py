@@ -83,10 +83,6 @@ def naive_seconds_per_student_step(tasks, rung, optim: Optim, students: int, ste
     return (time.perf_counter() - t) / (students * steps)
 
 
-def t_cfg_backend(cfg: dict) -> str:
-    return cfg["train"].get("backend", "auto")
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml")
@@ -106,7 +102,7 @@ def main(argv=None) -> None:
         a = make_task(spec)
         tasks.append((a, _json.loads(str(a["meta"]))))
     optim = Optim.from_config(class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung))
-    backend = args.backend or t_cfg_backend(cfg)
+    backend = args.backend or cfg["train"].get("backend", "auto")
     eval_seqs = cfg["task"]["n_train"] + cfg["task"]["n_test"]
     n, d = cfg["task"]["n"], cfg["task"]["d"]
     t = cfg["train"]
