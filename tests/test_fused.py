@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from entropic_bound import fused
 from entropic_bound.engine import Optim, pick_backend, train_students
-from entropic_bound.mixing import apply_operator, mixing_operator, operator_terms
+from entropic_bound.mixing import apply_operator, mixing_operator, operator_terms, operator_terms_adjoint
 from entropic_bound.tasks import TaskSpec, make_task
 
 RUNGS = ["L0", "L1", "L2", "L3", "L4", "Lam0.25"]
@@ -57,6 +57,19 @@ def test_operator_terms_equal_mixing_operator():
         M = torch.softmax(Z, -1) if softmax else Z
         ref = mixing_operator(rung, Xs, K, beta=1.7, P=P)
         torch.testing.assert_close(M, ref.expand_as(M), rtol=1e-5, atol=1e-6)
+
+
+def test_operator_terms_adjoint_is_their_gradient():
+    for rung in RUNGS:
+        X, _, _, K, _, P = _problem(rung, 6, 5, seed=3)
+        K = K.requires_grad_(True)
+        A, bias, _ = operator_terms(rung, K, n=6, d=5, beta=1.7, P=P)
+        gA = torch.randn_like(A) if A is not None else None
+        gb = torch.randn_like(bias) if bias is not None else None
+        outs = [t for t in (A, bias) if t is not None]
+        (ref,) = torch.autograd.grad(outs, [K], [g for g in (gA, gb) if g is not None])
+        got = operator_terms_adjoint(rung, gA, gb, n=6, d=5, beta=1.7, P=P)
+        torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-6)
 
 
 @needs_kernel
@@ -124,6 +137,24 @@ def test_bad_input():
     bad[2, 0, 0] = float("nan")
     loss = fused.fused_step(X, Y, rows, bad, None, V, True)[0]
     assert torch.isnan(loss[2]) and torch.isfinite(loss[[0, 1, 3, 4]]).all()
+
+
+@needs_kernel
+def test_adam_step_matches_the_torch_update():
+    g = torch.Generator().manual_seed(1)
+    W, G = torch.randn(5, 7, generator=g), torch.randn(5, 7, generator=g)
+    G[:, 6] = 0.0  # a masked column: no gradient, so no step
+    m1, m2 = torch.randn(5, 7, generator=g), torch.rand(5, 7, generator=g)
+    lr = torch.tensor([1e-2, 2e-2, 3e-2, 0.0, 1.0])
+    b1, b2, c1, c2, eps = 0.9, 0.999, 0.19, 0.002, 1e-8
+    ref_m1 = m1 * b1 + (1 - b1) * G
+    ref_m2 = m2 * b2 + (1 - b2) * G * G
+    ref_W = W - lr[:, None] * (ref_m1 / c1) / ((ref_m2 / c2).sqrt() + eps)
+    fused.adam_step(W, G, m1, m2, lr, b1, b2, c1, c2, eps)
+    for got, ref in ((m1, ref_m1), (m2, ref_m2), (W, ref_W)):
+        torch.testing.assert_close(got, ref, rtol=2e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="contiguous float32"):
+        fused.adam_step(W.t(), G, m1, m2, lr, b1, b2, c1, c2, eps)
 
 
 def _tasks(rung, n=4, d=4):

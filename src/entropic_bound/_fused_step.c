@@ -124,7 +124,38 @@ INLINE void gemm(const int rows, const int K, const int cols, const float *RESTR
 #define gemm_rows(rows, K, cols, a, b, out, acc) gemm(rows, K, cols, a, K, 1, b, out, acc)
 #define gemm_tn_acc(rows, K, cols, a, b, out) gemm(K, rows, cols, a, 1, K, b, out, 1)
 
+/* 16 × 16 transpose in registers: four butterfly stages that swap k × k blocks (k = 8, 4, 2, 1)
+ * between rows i and i + k, 64 two-source shuffles instead of 256 scalar stores. */
+#define BUTTERFLY(k, LO, HI)                                                                     \
+    for (int i = 0; i < 16; i++)                                                                 \
+        if (!(i & k)) {                                                                          \
+            const v16 a = r[i], b = r[i + k];                                                    \
+            r[i] = __builtin_shufflevector(a, b, LO);                                            \
+            r[i + k] = __builtin_shufflevector(a, b, HI);                                        \
+        }
+#define LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+INLINE void transpose16(const float *RESTRICT a, float *RESTRICT at) {
+    v16 r[16];
+    for (int i = 0; i < 16; i++) r[i] = *(const v16 *)(a + 16 * i);
+    BUTTERFLY(8, LO8, HI8)
+    BUTTERFLY(4, LO4, HI4)
+    BUTTERFLY(2, LO2, HI2)
+    BUTTERFLY(1, LO1, HI1)
+    for (int i = 0; i < 16; i++) *(v16 *)(at + 16 * i) = r[i];
+}
+
 INLINE void transpose(const int rows, const int cols, const float *RESTRICT a, float *RESTRICT at) {
+    if (rows == 16 && cols == 16) {
+        transpose16(a, at);
+        return;
+    }
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) at[j * rows + i] = a[i * cols + j];
 }
@@ -328,4 +359,22 @@ int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const
     }
     free(all);
     return 0;
+}
+
+/* Adam for S students with P parameters each, one pass over the four arrays (the torch version
+ * makes seven): m1 ← β1 m1 + (1−β1) g, m2 ← β2 m2 + (1−β2) g², w ← w − lr_s (m1/c1)/(√(m2/c2) + eps). */
+void adam_step(int S, int P, float *W, const float *G, float *m1, float *m2, const float *lr,
+               float b1, float b2, float c1, float c2, float eps, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads < 1 ? 1 : threads)
+    for (int s = 0; s < S; s++) {
+        const size_t o = (size_t)s * P;
+        float *RESTRICT w = W + o, *RESTRICT a = m1 + o, *RESTRICT v = m2 + o;
+        const float *RESTRICT g = G + o;
+        const float step = lr[s];
+        for (int p = 0; p < P; p++) {
+            a[p] = b1 * a[p] + (1.0f - b1) * g[p];
+            v[p] = b2 * v[p] + (1.0f - b2) * g[p] * g[p];
+            w[p] -= step * (a[p] / c1) / (__builtin_sqrtf(v[p] / c2) + eps);
+        }
+    }
 }

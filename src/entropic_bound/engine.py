@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .mixing import apply_operator, operator_terms
+from . import fused
+from .mixing import apply_operator, operator_terms, operator_terms_adjoint
 from .rungs import kernel_dim, parse_rung
 
 ADAM_BETAS = (0.9, 0.999)
@@ -65,8 +66,6 @@ def pick_backend(name: str, dev: torch.device) -> str:
     ``auto`` takes the fused kernel on CPU when it builds here, else torch. The two agree to
     float32 rounding (tests), not bitwise: the backend used is a column of the metrics table.
     """
-    from . import fused
-
     if name not in BACKENDS:
         raise ValueError(f"unknown training backend {name!r}; use one of {', '.join(BACKENDS)}")
     if name == "torch" or (name == "auto" and dev.type != "cpu"):
@@ -217,11 +216,14 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             # d(Σ_s loss_s)/d pred = 2·diff / (B·n·d): hand it to autograd directly
             (G[sl],) = torch.autograd.grad(pred, [Wc], grad_outputs=diff.mul_(2.0 / diff[0].numel()))
             window[alive[sl]] += loss
-        with torch.no_grad():  # Adam, one fused update for every active student
-            c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
-            m1.mul_(b1).add_(G, alpha=1 - b1)
-            m2.mul_(b2).addcmul_(G, G, value=1 - b2)
-            W -= lr[alive].view(-1, 1) * (m1 / c1) / ((m2 / c2).sqrt() + ADAM_EPS)
+        c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
+        if backend == "fused":  # Adam in one pass (C); the torch version below makes seven
+            fused.adam_step(W, G, m1, m2, lr[alive], b1, b2, c1, c2, ADAM_EPS)
+        else:  # Adam, one update for every active student
+            with torch.no_grad():
+                m1.mul_(b1).add_(G, alpha=1 - b1)
+                m2.mul_(b2).addcmul_(G, G, value=1 - b2)
+                W -= lr[alive].view(-1, 1) * (m1 / c1) / ((m2 / c2).sqrt() + ADAM_EPS)
         if (step + 1) % optim.eval_every and step + 1 < optim.max_steps:
             continue
         # ---- evaluation: retire converged / plateaued students, compact the batch ----
@@ -274,18 +276,18 @@ def _fused_grad(W, G, alive, rows, unpack, student_class, Xflat, Yflat, n, d, be
     """Every active student's minibatch loss, and its gradient written into G (fused kernel).
 
     The kernel differentiates the loss with respect to the operator's terms (A, bias, V); the
-    small map from a student's factors to those terms is differentiated by autograd.
+    chain back to the factors is written out: kernel = Q Kᵀ, so dQ = dkernel K, dK = dkernelᵀ Q
+    (columns of Q, K beyond a student's rank stay zero: so do their gradients).
     """
-    from .fused import fused_step
-
-    Wg = W.detach().requires_grad_(True)
-    Qa, Ka, Va = unpack(Wg)
-    A, bias, softmax = operator_terms(student_class, Qa @ Ka.transpose(-1, -2), n=n, d=d,
+    Q, K, V = unpack(W)
+    A, bias, softmax = operator_terms(student_class, Q @ K.transpose(-1, -2), n=n, d=d,
                                       beta=beta, P=P)
-    loss, dA, dbias, dV = fused_step(Xflat, Yflat, rows, A, bias, Va, softmax)
-    outs = [t for t in (A, bias, Va) if t is not None]
-    grads = [g for g in (dA, dbias, dV) if g is not None]
-    (G[:],) = torch.autograd.grad(outs, [Wg], grads)
+    loss, dA, dbias, dV = fused.fused_step(Xflat, Yflat, rows, A, bias, V, softmax)
+    dkernel = operator_terms_adjoint(student_class, dA, dbias, n=n, d=d, beta=beta, P=P)
+    dQ, dK, dVv = unpack(G)
+    dQ.copy_(dkernel @ K)
+    dK.copy_(dkernel.transpose(-1, -2) @ Q)
+    dVv.copy_(dV)
     return loss.to(W.dtype)
 
 
@@ -301,13 +303,11 @@ def _evaluate(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Ten
 
 def _evaluate_fused(student_class, X, Y, kernel, V, beta, P) -> torch.Tensor:
     """Per-student MSE over a whole split (X, Y: [N, n, d] of one task) with the fused kernel."""
-    from .fused import fused_step
-
     n, d = X.shape[-2:]
     A, bias, softmax = operator_terms(student_class, kernel, n=n, d=d, beta=beta,
                                       P=P.expand(len(kernel), n, d))
     rows = torch.arange(len(X)).expand(len(kernel), len(X))
-    return fused_step(X, Y, rows, A, bias, V, softmax, backward=False)[0]
+    return fused.fused_step(X, Y, rows, A, bias, V, softmax, backward=False)[0]
 
 
 def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_student,

@@ -70,6 +70,9 @@ def _build() -> ctypes.CDLL:
     lib.fused_step.restype = ctypes.c_int
     lib.fused_step.argtypes = ([ctypes.c_int] * 4 + [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2
                                + [ctypes.c_float] + [ctypes.c_void_p] * 4 + [ctypes.c_int])
+    lib.adam_step.restype = None
+    lib.adam_step.argtypes = ([ctypes.c_int] * 2 + [ctypes.c_void_p] * 5 + [ctypes.c_float] * 5
+                              + [ctypes.c_int])
     return lib
 
 
@@ -135,6 +138,21 @@ def fused_step(X: torch.Tensor, Y: torch.Tensor, rows: torch.Tensor, A: torch.Te
     if failed:
         raise MemoryError("fused_step: could not allocate its scratch memory")
     return loss, dA, dbias, dV
+
+
+def adam_step(W: torch.Tensor, G: torch.Tensor, m1: torch.Tensor, m2: torch.Tensor,
+              lr: torch.Tensor, b1: float, b2: float, c1: float, c2: float, eps: float,
+              threads: int | None = None) -> None:
+    """One Adam update of every row of W (a student each) in place, in one pass; ``lr: [S]``."""
+    lib = library()
+    arrays = (W, G, m1, m2)
+    if any(t.dtype != torch.float32 or not t.is_contiguous() or t.shape != W.shape for t in arrays):
+        raise ValueError("adam_step: W, G, m1, m2 must be contiguous float32 of one shape")
+    lr = lr.contiguous().float()
+    if W.ndim != 2 or lr.shape != (W.shape[0],):
+        raise ValueError("adam_step: W must be [S, P] and lr [S]")
+    lib.adam_step(W.shape[0], W.shape[1], *(_ptr(t) for t in arrays), _ptr(lr), b1, b2, c1, c2, eps,
+                  int(threads or torch.get_num_threads()))
 
 
 if __name__ == "__main__":  # python -m entropic_bound.fused: build and report

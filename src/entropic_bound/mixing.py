@@ -90,6 +90,27 @@ def operator_terms(rung: str, kernel: torch.Tensor, *, n: int, d: int, beta: flo
     return lam * scale * kernel, P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2), True
 
 
+def operator_terms_adjoint(rung: str, dA: torch.Tensor | None, dbias: torch.Tensor | None, *,
+                           n: int, d: int, beta: float = 1.0,
+                           P: torch.Tensor | None = None) -> torch.Tensor:
+    """Gradient with respect to the kernel, given the gradients of :func:`operator_terms`' A and
+    bias (both terms are linear in the kernel, so this is the adjoint of that linear map)."""
+    cls, lam = parse_rung(rung)
+    scale = beta / math.sqrt(d)
+    if cls == "L0":
+        return dbias
+    if cls == "L1":
+        return beta * dbias
+    if cls == "L3":
+        return dA / n
+    if cls == "L4":
+        return scale * dA
+    static = P.transpose(-1, -2) @ dbias @ P
+    if cls == "L2":
+        return scale * static
+    return (lam * scale) * dA + ((1 - lam) * scale) * static
+
+
 def apply_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, V: torch.Tensor, *,
                    beta: float = 1.0, P: torch.Tensor | None = None) -> torch.Tensor:
     """Y = M(X) X V: [..., n, d]."""
