@@ -16,10 +16,10 @@
  * Students are independent: each is computed by one thread in a fixed order, so the result of
  * a student does not depend on the thread count or on which other students share the call.
  * All products are written as "row += scalar × row" over contiguous rows, which the compiler
- * turns into vector FMAs; the common sizes are compiled as constants (see DISPATCH).
+ * turns into vector FMAs (register tiles where a row is a multiple of 16 floats).
  *
  * Built and loaded by entropic_bound/fused.py (gcc -O3 -march=native -fopenmp); no Python or
- * torch headers, so the build takes about a second.
+ * torch headers, so the build takes about two seconds.
  */
 #include <omp.h>
 #include <stdint.h>
@@ -301,18 +301,6 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
     *loss = total;   /* the sum; fused_step divides */
 }
 
-/* Sizes compiled with constant n, d (fully unrolled inner loops); others take the generic path. */
-#define DISPATCH(NN, DD)                                                                        \
-    if (n == NN && d == DD) {                                                                   \
-        student_step(NN, DD, nb, X, Y, rows + s * B + b0, A ? A + s * DD * DD : 0,              \
-                     bias ? bias + s * NN * NN : 0, V + s * DD * DD, softmax, backward, gscale,  \
-                     &part,                                                                     \
-                     A ? dA + s * DD * DD : 0, bias ? dbias + s * NN * NN : 0,                  \
-                     dV + s * DD * DD, &w);                                                     \
-        loss[s] += part;                                                                        \
-        continue;                                                                               \
-    }
-
 int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const int64_t *rows,
                const float *A, const float *bias, const float *V, int softmax, int backward,
                float gscale, double *loss, float *dA, float *dbias, float *dV, int threads) {
@@ -342,11 +330,6 @@ int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const
 #pragma omp for schedule(static)
             for (int s = 0; s < S; s++) {
                 double part;
-                DISPATCH(16, 16)
-                DISPATCH(32, 16)
-                DISPATCH(64, 16)
-                DISPATCH(64, 64)
-                DISPATCH(128, 64)
                 student_step(n, d, nb, X, Y, rows + (size_t)s * B + b0, A ? A + (size_t)s * dd : 0,
                              bias ? bias + (size_t)s * nn : 0, V + (size_t)s * dd, softmax,
                              backward, gscale, &part, A ? dA + (size_t)s * dd : 0,

@@ -3,7 +3,7 @@
 Torch runs an attention student's step as ~30 separate kernels over [students, batch, n, n]
 tensors, each streaming megabytes through memory for 16 × 16 products. The C kernel instead
 does a whole sequence's forward and backward pass in L1 cache (see the C file's header), one
-student per thread. It is compiled with the system C compiler on first use (about a second)
+student per thread. It is compiled with the system C compiler on first use (about two seconds)
 into a per-machine cache; where no compiler works, ``train.backend: auto`` falls back to the
 torch path and says so in the job log.
 """
