@@ -61,7 +61,8 @@ def _build() -> ctypes.CDLL:
         try:
             res = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
             if res.returncode:
-                raise RuntimeError(f"{cc} failed: {res.stderr.strip().splitlines()[-1:]}")
+                last = (res.stderr.strip().splitlines() or ["no message"])[-1]
+                raise RuntimeError(f"{cc} failed to build {SOURCE.name}: {last}")
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
