@@ -29,26 +29,6 @@
 #define RESTRICT __restrict__
 #define INLINE static inline __attribute__((always_inline))
 
-/* exp for x ≤ 0 (softmax after the max shift), branch-free so that it vectorises: Cody–Waite
- * range reduction and a degree-6 polynomial (Cephes expf), relative error below 2e-7. NaN
- * propagates (the comparison is false for NaN), so a diverging student is still detected. */
-INLINE float exp_nonpos(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    const float fx = __builtin_rintf(x * 1.44269504088896341f);
-    float r = x - fx * 0.693359375f;
-    r = r + fx * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } scale;
-    scale.i = ((int32_t)fx + 127) << 23;
-    return p * scale.f;
-}
-
 /* ---- small matrix products -------------------------------------------------------------
  * out[r, :] (+)= Σ_k a(r, k) · b[k, :] with a(r, k) = a[r·ars + k·aks] (a or aᵀ, no copy),
  * b: K × cols and out: rows × cols row-major. Where cols is a multiple of 16 the product runs on
@@ -168,8 +148,10 @@ INLINE v16 vsel(const vi16 mask, const v16 a, const v16 b) {
 }
 INLINE v16 vmax(const v16 a, const v16 b) { return vsel(a > b, a, b); }
 
-/* exp_nonpos on 16 lanes: the same steps as the scalar version (rounding by the 1.5·2²³ trick,
- * which equals rint for |x·log2 e| < 2²²). */
+/* exp for x ≤ 0 (softmax after the max shift) on 16 lanes, branch-free: Cody–Waite range
+ * reduction (rounding by the 1.5·2²³ trick) and a degree-6 polynomial (Cephes expf), relative
+ * error below 2e-7. NaN propagates (the comparison is false for NaN), so a diverging student is
+ * still detected. */
 INLINE v16 vexp_nonpos(v16 x) {
     x = vsel(x < -87.0f, (v16){0} - 87.0f, x);
     const v16 fx = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -185,6 +167,9 @@ INLINE v16 vexp_nonpos(v16 x) {
     const vi16 e = (__builtin_convertvector(fx, vi16) + 127) << 23;
     return p * (v16)e;
 }
+
+/* the same on one value (the softmax of rows that are not a multiple of 16 floats) */
+INLINE float exp_nonpos(const float x) { return vexp_nonpos((v16){0} + x)[0]; }
 
 /* Softmax over the rows of M is taken on Mᵀ, stored n × n row-major: a row of M is a column
  * of Mᵀ, so the max, the sum and the backward's dot product run down the columns, 16 rows of
