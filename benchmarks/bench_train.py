@@ -30,6 +30,7 @@ from entropic_bound.config import class_optim, load_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.mixing import apply_operator
 from entropic_bound.pipeline import specs_of_rung
+from entropic_bound.rungs import kernel_dim
 from entropic_bound.tasks import make_task
 
 
@@ -81,7 +82,7 @@ def naive_seconds(tasks, rung, optim: Optim, students: int, steps: int, eval_chu
         arrays, meta = tasks[i % len(tasks)]
         X, Y = torch.as_tensor(arrays["X_train"]), torch.as_tensor(arrays["Y_train"])
         P = torch.as_tensor(arrays["P"])
-        k = meta["n"] if rung in ("L0", "L1") else meta["d"]
+        k = kernel_dim(rung, meta["n"], meta["d"])
         model = NaiveStudent(k, meta["d"], 1 + i % k, 1e-2, gen)
         opt = torch.optim.Adam(model.parameters(), lr=optim.lr)
         t0 = time.perf_counter()
@@ -121,12 +122,10 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg["threads"])
-    import json as _json
-
     tasks = []
     for spec in specs_of_rung(cfg, args.rung):
         a = make_task(spec)
-        tasks.append((a, _json.loads(str(a["meta"]))))
+        tasks.append((a, json.loads(str(a["meta"]))))
     optim = Optim.from_config(class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung))
     backend = args.backend or cfg["train"].get("backend", "auto")
     eval_seqs = cfg["task"]["n_train"] + cfg["task"]["n_test"]

@@ -196,7 +196,7 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             record_spectra(step, alive, W)
         rows = (task_of[alive] * N)[:, None] + batch_idx[stream_of[alive], step]  # [S_a, B]
         if backend == "fused":
-            loss = _fused_grad(W, G, alive, rows, unpack, student_class, Xflat, Yflat, n, d, beta,
+            loss = _fused_grad(W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta,
                                P[task_of[alive]])
             _check_finite(loss, alive, grid, metas, seeds, student_class, step)
             window[alive] += loss
@@ -277,7 +277,7 @@ def _check_finite(loss, ids, grid, metas, seeds, student_class, step) -> None:
         f"lower train.classes.<class>.lr")
 
 
-def _fused_grad(W, G, alive, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P) -> torch.Tensor:
+def _fused_grad(W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P) -> torch.Tensor:
     """Every active student's minibatch loss, and its gradient written into G (fused kernel).
 
     The kernel differentiates the loss with respect to the operator's terms (A, bias, V); the

@@ -44,34 +44,23 @@ def _bilinear(X: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
 
 def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: float = 1.0,
                     P: torch.Tensor | None = None) -> torch.Tensor:
-    """M(X): [..., n, n] for ``X: [..., n, d]`` and the rung's kernel."""
-    cls, lam = parse_rung(rung)
-    n, d = X.shape[-2], X.shape[-1]
-    if cls == "L0":
-        return kernel
-    if cls == "L1":
-        return torch.softmax(beta * kernel, dim=-1)
-    if cls == "L3":
-        return _bilinear(X, kernel / n)
-    # the temperature is folded into the (small) kernel rather than the [..., n, n] logits
-    scale = beta / math.sqrt(d)
-    if cls == "L4":
-        return torch.softmax(_bilinear(X, scale * kernel), dim=-1)
-    if P is None:
-        raise ValueError(f"rung {rung} needs the positional embedding P")
-    if cls == "L2":
-        return torch.softmax(P @ (scale * kernel) @ P.transpose(-1, -2), dim=-1)
-    static = P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2)
-    return torch.softmax(static + _bilinear(X, lam * scale * kernel), dim=-1)
+    """M(X) = act(bias + X A Xᵀ): [..., n, n] for ``X: [..., n, d]`` (terms: :func:`operator_terms`)."""
+    A, bias, softmax = operator_terms(rung, kernel, n=X.shape[-2], d=X.shape[-1], beta=beta, P=P)
+    if A is None:
+        Z = bias
+    else:
+        Z = _bilinear(X, A) if bias is None else bias + _bilinear(X, A)
+    return torch.softmax(Z, dim=-1) if softmax else Z
 
 
 def operator_terms(rung: str, kernel: torch.Tensor, *, n: int, d: int, beta: float = 1.0,
                    P: torch.Tensor | None = None):
-    """The rung's operator in one form for the fused kernel: M(X) = act(bias + X A Xᵀ).
+    """Every rung's operator in one form, M(X) = act(bias + X A Xᵀ), shared by the teacher, the
+    torch student (:func:`mixing_operator`) and the fused kernel.
 
     Returns ``(A, bias, softmax)`` with ``A: [..., d, d]`` or None (static rungs) and
-    ``bias: [..., n, n]`` or None (no input-independent logits). Same arithmetic as
-    :func:`mixing_operator` (tests check the two agree on every rung).
+    ``bias: [..., n, n]`` or None (no input-independent logits). The temperature is folded into
+    the (small) kernel rather than the [..., n, n] logits.
     """
     cls, lam = parse_rung(rung)
     scale = beta / math.sqrt(d)
