@@ -25,6 +25,8 @@ quick: $(STAMP)  ## CI scale, about two minutes
 test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end
 	$(SMK) --lint
 	$(BIN)/snakefmt --check .
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
 
 bench: $(STAMP)  ## training-engine, frontier and predict benchmarks (one JSON line each)

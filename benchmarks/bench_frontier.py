@@ -29,12 +29,21 @@ def main(argv=None) -> None:
     times = []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        df = frontier_grid(cfg["frontier"], cfg["seed"], taus=p["taus"], tol=p["tol"], clip=p["clip"])
+        df = frontier_grid(
+            cfg["frontier"], cfg["seed"], taus=p["taus"], tol=p["tol"], clip=p["clip"]
+        )
         times.append(time.perf_counter() - t)
-    print(json.dumps({"frontier_seconds_median": round(statistics.median(times), 2),
-                      "frontier_seconds": [round(x, 2) for x in times], "rows": len(df),
-                      "threads": args.threads,
-                      "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+    print(
+        json.dumps(
+            {
+                "frontier_seconds_median": round(statistics.median(times), 2),
+                "frontier_seconds": [round(x, 2) for x in times],
+                "rows": len(df),
+                "threads": args.threads,
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

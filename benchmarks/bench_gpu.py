@@ -45,9 +45,12 @@ def log(msg: str) -> None:
 def training_jobs(cfg: dict, task_dir: Path) -> list[tuple[str, str, int, list[Path]]]:
     """(rung, kind, chunk, task files) of every training job, in the order of the pipeline."""
     rungs = list(dict.fromkeys(s.rung for s in task_specs(cfg)))
-    return [(rung, kind, c, [task_dir / f"{s.task_id}.npz" for s in chunk])
-            for rung in rungs for kind in ("sweep", "static")
-            for c, chunk in enumerate(chunks_of_rung(cfg, rung))]
+    return [
+        (rung, kind, c, [task_dir / f"{s.task_id}.npz" for s in chunk])
+        for rung in rungs
+        for kind in ("sweep", "static")
+        for c, chunk in enumerate(chunks_of_rung(cfg, rung))
+    ]
 
 
 def mixed_order(jobs: list) -> list:
@@ -56,7 +59,7 @@ def mixed_order(jobs: list) -> list:
     statics = [j for j in jobs if j[1] == "static"]
     out = []
     for i in range(max(len(sweeps), len(statics))):
-        out += sweeps[i:i + 1] + statics[i:i + 1]
+        out += sweeps[i : i + 1] + statics[i : i + 1]
     return out
 
 
@@ -80,20 +83,38 @@ def knees(metrics: pd.DataFrame, epsilon: float) -> pd.Series:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml", help="pipeline config (paper scale)")
-    ap.add_argument("--cpu-budget", type=float, default=120.0,
-                    help="seconds of CPU training to measure the ratio on (default 120)")
-    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
-                    help="cpu: run everything on CPU (tests this script on a machine without GPU)")
-    ap.add_argument("--deadline", type=float, default=280.0,
-                    help="stop the CPU measurement once this many seconds have passed in all")
-    ap.add_argument("--max-jobs", type=int, default=None, help="only the first N jobs (smoke tests)")
+    ap.add_argument(
+        "--cpu-budget",
+        type=float,
+        default=120.0,
+        help="seconds of CPU training to measure the ratio on (default 120)",
+    )
+    ap.add_argument(
+        "--device",
+        default="cuda",
+        choices=["cuda", "cpu"],
+        help="cpu: run everything on CPU (tests this script on a machine without GPU)",
+    )
+    ap.add_argument(
+        "--deadline",
+        type=float,
+        default=280.0,
+        help="stop the CPU measurement once this many seconds have passed in all",
+    )
+    ap.add_argument(
+        "--max-jobs", type=int, default=None, help="only the first N jobs (smoke tests)"
+    )
     args = ap.parse_args(argv)
     if args.device == "cuda" and torch.version.cuda is None:
-        sys.exit(f"bench_gpu: torch {torch.__version__} is a CPU-only build; install the CUDA build "
-                 "of the same version (docs/cluster.md, 'On a GPU'), or run with --device cpu")
+        sys.exit(
+            f"bench_gpu: torch {torch.__version__} is a CPU-only build; install the CUDA build "
+            "of the same version (docs/cluster.md, 'On a GPU'), or run with --device cpu"
+        )
     if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("bench_gpu: no CUDA device is visible (torch.cuda.is_available() is False); "
-                 "run it on a GPU machine, or with --device cpu to test the script")
+        sys.exit(
+            "bench_gpu: no CUDA device is visible (torch.cuda.is_available() is False); "
+            "run it on a GPU machine, or with --device cpu to test the script"
+        )
     cfg = load_config(args.config)
     threads = cfg["threads"]
     torch.set_num_threads(threads)
@@ -106,7 +127,7 @@ def main(argv=None) -> None:
         for rung in rungs:
             write_tasks(cfg, rung, task_dir)
         tasks_s = time.perf_counter() - t
-        jobs = training_jobs(cfg, task_dir)[:args.max_jobs]
+        jobs = training_jobs(cfg, task_dir)[: args.max_jobs]
         log(f"{len(task_specs(cfg))} task files in {tasks_s:.1f} s; {len(jobs)} training jobs")
 
         # GPU: one warm-up job (CUDA context, kernels), then the whole stage
@@ -144,28 +165,35 @@ def main(argv=None) -> None:
     k_gpu = knees(pd.concat(gpu_metrics, ignore_index=True), eps)
     k_cpu = knees(pd.concat(cpu_metrics, ignore_index=True), eps) if cpu_metrics else pd.Series()
     common = k_cpu.index.intersection(k_gpu.index)
-    agree = int(sum((k_gpu[t] == k_cpu[t]) or (np.isnan(k_gpu[t]) and np.isnan(k_cpu[t]))
-                    for t in common))
-    print(json.dumps({
-        "config": args.config,
-        "device": torch.cuda.get_device_name(0) if dev == "cuda" else f"cpu ({platform.processor() or platform.machine()})",
-        "training_jobs": len(jobs),
-        "students": int(sum(len(m) for m in gpu_metrics)),
-        "gpu_stage_seconds": round(gpu_stage, 2),
-        "gpu_warmup_seconds": round(warm_s, 2),
-        "cpu_threads": threads,
-        "jobs_on_both": len(both),
-        "cpu_seconds": round(cpu_s, 2),
-        "gpu_seconds": round(gpu_s, 2),
-        "cpu_over_gpu": round(ratio, 2),
-        "cpu_stage_seconds_estimate": round(cpu_s if all_cpu else gpu_stage * ratio, 1),
-        "cpu_stage_measured": all_cpu,
-        "knee_agreement": f"{agree}/{len(common)}",
-        "peak_gpu_memory_mb": round(peak_gpu_mb, 1) if peak_gpu_mb is not None else None,
-        "task_files_seconds": round(tasks_s, 2),
-        "total_seconds": round(time.perf_counter() - t_start, 1),
-        "torch": torch.__version__,
-    }))
+    agree = int(
+        sum((k_gpu[t] == k_cpu[t]) or (np.isnan(k_gpu[t]) and np.isnan(k_cpu[t])) for t in common)
+    )
+    print(
+        json.dumps(
+            {
+                "config": args.config,
+                "device": torch.cuda.get_device_name(0)
+                if dev == "cuda"
+                else f"cpu ({platform.processor() or platform.machine()})",
+                "training_jobs": len(jobs),
+                "students": int(sum(len(m) for m in gpu_metrics)),
+                "gpu_stage_seconds": round(gpu_stage, 2),
+                "gpu_warmup_seconds": round(warm_s, 2),
+                "cpu_threads": threads,
+                "jobs_on_both": len(both),
+                "cpu_seconds": round(cpu_s, 2),
+                "gpu_seconds": round(gpu_s, 2),
+                "cpu_over_gpu": round(ratio, 2),
+                "cpu_stage_seconds_estimate": round(cpu_s if all_cpu else gpu_stage * ratio, 1),
+                "cpu_stage_measured": all_cpu,
+                "knee_agreement": f"{agree}/{len(common)}",
+                "peak_gpu_memory_mb": round(peak_gpu_mb, 1) if peak_gpu_mb is not None else None,
+                "task_files_seconds": round(tasks_s, 2),
+                "total_seconds": round(time.perf_counter() - t_start, 1),
+                "torch": torch.__version__,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -53,18 +53,23 @@ def generate(folder: str, B: int, n: int, d: int, r_star: int, sigma: float, see
     for start in range(0, B, 4096):
         k = min(4096, B - start)
         x = torch.randn(k, n, d, generator=gen, dtype=torch.float64)
-        y = apply_operator("L3", x, A, V) + sigma * torch.randn(k, n, d, generator=gen, dtype=torch.float64)
-        X[start:start + k] = x.numpy()
-        Y[start:start + k] = y.numpy()
+        y = apply_operator("L3", x, A, V) + sigma * torch.randn(
+            k, n, d, generator=gen, dtype=torch.float64
+        )
+        X[start : start + k] = x.numpy()
+        Y[start : start + k] = y.numpy()
     X.flush()
     Y.flush()
     del X, Y
     # an npz as numpy.savez writes it (ZIP_STORED members), streamed member by member
-    with zipfile.ZipFile(os.path.join(folder, "data.npz"), "w", zipfile.ZIP_STORED,
-                         allowZip64=True) as zf:
+    with zipfile.ZipFile(
+        os.path.join(folder, "data.npz"), "w", zipfile.ZIP_STORED, allowZip64=True
+    ) as zf:
         for name in ("X", "Y"):
-            with open(os.path.join(folder, f"{name}.npy"), "rb") as src, \
-                    zf.open(f"{name}.npy", "w", force_zip64=True) as dst:
+            with (
+                open(os.path.join(folder, f"{name}.npy"), "rb") as src,
+                zf.open(f"{name}.npy", "w", force_zip64=True) as dst,
+            ):
                 while chunk := src.read(1 << 24):
                     dst.write(chunk)
     with open(stamp, "w") as fh:
@@ -82,15 +87,22 @@ def run_once(cmd: list[str]) -> tuple[float, float, float, dict]:
     env = dict(os.environ, OMP_NUM_THREADS="2", MKL_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env,
-                                preexec_fn=_pin_two_cpus if hasattr(os, "sched_setaffinity") else None)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=err,
+            env=env,
+            preexec_fn=_pin_two_cpus if hasattr(os, "sched_setaffinity") else None,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0:
-            raise SystemExit(f"predict failed (exit {proc.returncode}): {err.read().decode().strip()}")
+            raise SystemExit(
+                f"predict failed (exit {proc.returncode}): {err.read().decode().strip()}"
+            )
         res = json.loads(out.read())
     # ru_maxrss is in kB on Linux
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, res
@@ -102,21 +114,33 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--d", type=int, default=64)
     ap.add_argument("--r-star", type=int, default=8)
-    ap.add_argument("--sigma", type=float, default=0.0,
-                    help="teacher noise (at n = d, noise inflates P_attn's rank: the paper's frontier)")
+    ap.add_argument(
+        "--sigma",
+        type=float,
+        default=0.0,
+        help="teacher noise (at n = d, noise inflates P_attn's rank: the paper's frontier)",
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--format", choices=("npz", "npy"), default="npz")
-    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "entropic-bound-bench"),
-                    help="folder for the generated data (reused across runs)")
+    ap.add_argument(
+        "--cache",
+        default=os.path.join(tempfile.gettempdir(), "entropic-bound-bench"),
+        help="folder for the generated data (reused across runs)",
+    )
     args = ap.parse_args()
 
-    folder = os.path.join(args.cache, f"B{args.sequences}_n{args.n}_d{args.d}_r{args.r_star}_s{args.sigma:g}")
+    folder = os.path.join(
+        args.cache, f"B{args.sequences}_n{args.n}_d{args.d}_r{args.r_star}_s{args.sigma:g}"
+    )
     t0 = time.perf_counter()
     spec = generate(folder, args.sequences, args.n, args.d, args.r_star, args.sigma, seed=0)
     gen_s = time.perf_counter() - t0
     cli = [sys.executable, "-m", "entropic_bound.cli", "predict"]
-    cmd = cli + ([os.path.join(folder, "data.npz")] if args.format == "npz" else
-                 ["--x", os.path.join(folder, "X.npy"), "--y", os.path.join(folder, "Y.npy")])
+    cmd = cli + (
+        [os.path.join(folder, "data.npz")]
+        if args.format == "npz"
+        else ["--x", os.path.join(folder, "X.npy"), "--y", os.path.join(folder, "Y.npy")]
+    )
     cmd.append("--json")
     run_once(cmd)  # warm the page cache: the timed runs read from memory, not from the disk
     walls, cpus, rss, res = [], [], 0.0, None
@@ -128,19 +152,28 @@ def main() -> None:
         rss = max(rss, rss_mb)
     rec = res["recommendation"]
     line = {
-        "benchmark": "predict", "format": args.format, "B": args.sequences, "n": args.n, "d": args.d,
-        "cpus": 2, "wall_s_median": round(statistics.median(walls), 3),
-        "wall_s": [round(w, 3) for w in walls], "cpu_s_median": round(statistics.median(cpus), 3),
+        "benchmark": "predict",
+        "format": args.format,
+        "B": args.sequences,
+        "n": args.n,
+        "d": args.d,
+        "cpus": 2,
+        "wall_s_median": round(statistics.median(walls), 3),
+        "wall_s": [round(w, 3) for w in walls],
+        "cpu_s_median": round(statistics.median(cpus), 3),
         "peak_rss_mb": round(rss, 1),
         "target": {"wall_s": TARGET_WALL_S, "peak_rss_mb": TARGET_RSS_MB},
         "meets_target": statistics.median(walls) <= TARGET_WALL_S and rss <= TARGET_RSS_MB,
-        "r_star": spec["r_star"], "min_qk_rank": rec["min_qk_rank"], "trusted": rec["predictor"],
+        "r_star": spec["r_star"],
+        "min_qk_rank": rec["min_qk_rank"],
+        "trusted": rec["predictor"],
         "attn_sequences": res["predictors"]["P_attn"]["sequences_used"],
         "p_static": res["predictors"]["P_static"]["status"].split(":")[0],
         "data_gb": round(2 * args.sequences * args.n * args.d * 4 / 1e9, 2),
         "generate_s": round(gen_s, 1),
         # other processes on the machine: wall time is only meaningful when this is below ~1
-        "load_avg_1min_before": round(load, 2), "machine_cpus": os.cpu_count(),
+        "load_avg_1min_before": round(load, 2),
+        "machine_cpus": os.cpu_count(),
     }
     print(json.dumps(line))
 

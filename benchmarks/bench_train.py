@@ -44,8 +44,9 @@ def gemm_peak_gflops(size: int = 1024, reps: int = 20) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
 
 
-def engine_matmul_flops(n: int, d: int, batch: int, student_steps: int, students: int,
-                        eval_seqs: int) -> float:
+def engine_matmul_flops(
+    n: int, d: int, batch: int, student_steps: int, students: int, eval_seqs: int
+) -> float:
     """Matmul FLOPs the engine runs for an attention student (both backends run the same products).
 
     Per training sequence: forward U = XA, Z = U Xᵀ, H = M X, Ŷ = H V; backward dV = Hᵀ G,
@@ -95,11 +96,14 @@ def naive_seconds(tasks, rung, optim: Optim, students: int, steps: int, eval_chu
         t1 = time.perf_counter()
         with torch.no_grad():
             for split in ("train", "test"):
-                Xs, Ys = torch.as_tensor(arrays[f"X_{split}"]), torch.as_tensor(arrays[f"Y_{split}"])
+                Xs, Ys = (
+                    torch.as_tensor(arrays[f"X_{split}"]),
+                    torch.as_tensor(arrays[f"Y_{split}"]),
+                )
                 total = torch.zeros((), dtype=torch.float64)
                 for lo in range(0, len(Xs), eval_chunk):
-                    pred = model(Xs[lo:lo + eval_chunk], rung, meta["beta"], P)
-                    total += (pred - Ys[lo:lo + eval_chunk]).double().pow(2).sum()
+                    pred = model(Xs[lo : lo + eval_chunk], rung, meta["beta"], P)
+                    total += (pred - Ys[lo : lo + eval_chunk]).double().pow(2).sum()
         return t1 - t0, time.perf_counter() - t1
 
     one(0, 10)  # warm-up, not timed
@@ -126,7 +130,9 @@ def main(argv=None) -> None:
     for spec in specs_of_rung(cfg, args.rung):
         a = make_task(spec)
         tasks.append((a, json.loads(str(a["meta"]))))
-    optim = Optim.from_config(class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung))
+    optim = Optim.from_config(
+        class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung)
+    )
     backend = args.backend or cfg["train"].get("backend", "auto")
     eval_seqs = cfg["task"]["n_train"] + cfg["task"]["n_test"]
     n, d = cfg["task"]["n"], cfg["task"]["d"]
@@ -136,13 +142,24 @@ def main(argv=None) -> None:
     for _ in range(args.repeats):
         peak = gemm_peak_gflops()
         t0 = time.perf_counter()
-        m = train_students(tasks, args.rung, ranks, seeds, optim, init_scale=t["init_scale"],
-                           epsilon=t["epsilon"], checkpoints=t["checkpoints"], base_seed=cfg["seed"],
-                           device="cpu", backend=backend)["metrics"]
+        m = train_students(
+            tasks,
+            args.rung,
+            ranks,
+            seeds,
+            optim,
+            init_scale=t["init_scale"],
+            epsilon=t["epsilon"],
+            checkpoints=t["checkpoints"],
+            base_seed=cfg["seed"],
+            device="cpu",
+            backend=backend,
+        )["metrics"]
         engine_s = time.perf_counter() - t0
         student_steps = int(m.steps.sum())
-        per_step, per_eval = naive_seconds(tasks, args.rung, optim, args.naive_students,
-                                           args.naive_steps)
+        per_step, per_eval = naive_seconds(
+            tasks, args.rung, optim, args.naive_students, args.naive_steps
+        )
         # the naive loop's time for the engine's workload: every student's own number of
         # steps, and the same final evaluation
         naive_s = per_step * student_steps + per_eval * len(m)
@@ -151,21 +168,25 @@ def main(argv=None) -> None:
         speedups.append(naive_s / engine_s)
         fractions.append(achieved / peak)
         rates.append(len(m) / engine_s)
-    print(json.dumps({
-        "workload": f"{args.rung}, {len(tasks)} tasks x {len(ranks)} ranks x {len(seeds)} seeds = {len(m)} students",
-        "speedup_vs_naive": round(statistics.median(speedups), 2),
-        "peak_fraction": round(statistics.median(fractions), 3),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "students_per_second": round(statistics.median(rates), 2),
-        "student_steps": student_steps,
-        "gemm_peak_gflops": round(peak, 1),
-        "engine_gflops": round(achieved, 1),
-        "backend": str(m.backend.iloc[0]),
-        "engine_seconds": round(engine_s, 2),
-        "naive_seconds_estimated": round(naive_s, 1),
-        "repeats": args.repeats,
-        "threads": torch.get_num_threads(),
-    }))
+    print(
+        json.dumps(
+            {
+                "workload": f"{args.rung}, {len(tasks)} tasks x {len(ranks)} ranks x {len(seeds)} seeds = {len(m)} students",
+                "speedup_vs_naive": round(statistics.median(speedups), 2),
+                "peak_fraction": round(statistics.median(fractions), 3),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "students_per_second": round(statistics.median(rates), 2),
+                "student_steps": student_steps,
+                "gemm_peak_gflops": round(peak, 1),
+                "engine_gflops": round(achieved, 1),
+                "backend": str(m.backend.iloc[0]),
+                "engine_seconds": round(engine_s, 2),
+                "naive_seconds_estimated": round(naive_s, 1),
+                "repeats": args.repeats,
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

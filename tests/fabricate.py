@@ -14,11 +14,25 @@ import pandas as pd
 from entropic_bound.rungs import ladder_lambda, parse_rung
 
 ALL_RUNGS = ("L0", "L1", "L2", "L3", "L4", "Lam0.25", "Lam0.50", "Lam0.75")
-ESTIMATORS = ("numerical", "stable", "entropy", "participation", "energy_0.9", "energy_0.95",
-              "energy_0.99")
+ESTIMATORS = (
+    "numerical",
+    "stable",
+    "entropy",
+    "participation",
+    "energy_0.9",
+    "energy_0.95",
+    "energy_0.99",
+)
 #: an offset per non-default estimator, so that only energy_0.99 is exact in the passing world
-OFFSET = {"numerical": 0.0, "stable": -0.4, "entropy": 0.3, "participation": -0.3,
-          "energy_0.9": -1.0, "energy_0.95": -0.6, "energy_0.99": 0.0}
+OFFSET = {
+    "numerical": 0.0,
+    "stable": -0.4,
+    "entropy": 0.3,
+    "participation": -0.3,
+    "energy_0.9": -1.0,
+    "energy_0.95": -0.6,
+    "energy_0.99": 0.0,
+}
 
 
 def teacher_spectrum(r_star: int, kappa: float = 2.0) -> np.ndarray:
@@ -58,8 +72,15 @@ def _learned_spectrum(rung: str, r_star: int, k: int, broken: set) -> np.ndarray
     return np.concatenate([teacher_spectrum(r_star) * 1.3, np.full(k - r_star, tail)])
 
 
-def fabricate_metrics(rungs=ALL_RUNGS, r_stars=(1, 2, 4), task_seeds=(0, 1),
-                      student_seeds=(0, 1), n: int = 8, d: int = 8, broken=()) -> pd.DataFrame:
+def fabricate_metrics(
+    rungs=ALL_RUNGS,
+    r_stars=(1, 2, 4),
+    task_seeds=(0, 1),
+    student_seeds=(0, 1),
+    n: int = 8,
+    d: int = 8,
+    broken=(),
+) -> pd.DataFrame:
     """train_metrics: the own-class rank sweep and the two full-rank static students per task."""
     broken = set(broken)
     eps = 1e-3
@@ -70,35 +91,73 @@ def fabricate_metrics(rungs=ALL_RUNGS, r_stars=(1, 2, 4), task_seeds=(0, 1),
         for r_star in r_stars:
             s = teacher_spectrum(r_star)
             for ts in task_seeds:
-                task = {"task_id": f"{rung}_r{r_star}_s{ts}", "rung": rung, "r_star": r_star,
-                        "task_seed": ts}
+                task = {
+                    "task_id": f"{rung}_r{r_star}_s{ts}",
+                    "rung": rung,
+                    "r_star": r_star,
+                    "task_seed": ts,
+                }
                 for seed in student_seeds:
                     for rank in range(1, k + 1):
                         theory = tail_energy(s, rank)
                         if rank < r_star:
-                            R = theory * (0.2 if ("C1" in broken and cls == "L0") else 1.03 + 0.01 * seed)
-                        elif rank == r_star and (("C2" in broken and cls == "L0")
-                                                 or ("C7" in broken and cls == "L4")):
+                            R = theory * (
+                                0.2 if ("C1" in broken and cls == "L0") else 1.03 + 0.01 * seed
+                            )
+                        elif rank == r_star and (
+                            ("C2" in broken and cls == "L0") or ("C7" in broken and cls == "L4")
+                        ):
                             R = 0.05
                         else:
                             R = 2e-4 * (1 + seed)
-                        spec = (_learned_spectrum(rung, r_star, k, broken) if rank == k
-                                else np.concatenate([s[:rank] * 1.3, np.zeros(k - min(rank, r_star))])[:k])
-                        rows.append({**task, "student_class": rung, "static_student": False,
-                                     "rank": rank, "seed": seed, "train_mse": R * 0.98, "test_mse": R,
-                                     "R": R, "R_theory": theory, "steps": 300,
-                                     "converged": bool(R <= eps), "spectrum": list(spec)})
+                        spec = (
+                            _learned_spectrum(rung, r_star, k, broken)
+                            if rank == k
+                            else np.concatenate([s[:rank] * 1.3, np.zeros(k - min(rank, r_star))])[
+                                :k
+                            ]
+                        )
+                        rows.append(
+                            {
+                                **task,
+                                "student_class": rung,
+                                "static_student": False,
+                                "rank": rank,
+                                "seed": seed,
+                                "train_mse": R * 0.98,
+                                "test_mse": R,
+                                "R": R,
+                                "R_theory": theory,
+                                "steps": 300,
+                                "converged": bool(R <= eps),
+                                "spectrum": list(spec),
+                            }
+                        )
                     for j, scls in enumerate(("L0", "L1")):
                         R = _static_risk(rung, broken) * (1 + 2 * j) + 0.001 * seed
                         spec = np.linspace(1.0, 0.1, n)
-                        rows.append({**task, "student_class": scls, "static_student": True,
-                                     "rank": n, "seed": seed, "train_mse": R * 0.98, "test_mse": R,
-                                     "R": R, "R_theory": 0.0, "steps": 300,
-                                     "converged": bool(R <= eps), "spectrum": list(spec)})
+                        rows.append(
+                            {
+                                **task,
+                                "student_class": scls,
+                                "static_student": True,
+                                "rank": n,
+                                "seed": seed,
+                                "train_mse": R * 0.98,
+                                "test_mse": R,
+                                "R": R,
+                                "R_theory": 0.0,
+                                "steps": 300,
+                                "converged": bool(R <= eps),
+                                "spectrum": list(spec),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
-def fabricate_dynamics(metrics: pd.DataFrame, steps=(0, 50, 100, 150, 200, 250, 300)) -> pd.DataFrame:
+def fabricate_dynamics(
+    metrics: pd.DataFrame, steps=(0, 50, 100, 150, 200, 250, 300)
+) -> pd.DataFrame:
     """train_dynamics: spectra that grow from the small init towards the final learned spectrum,
     the larger singular values first (the incremental learning of small-init GD)."""
     rows = []
@@ -109,10 +168,19 @@ def fabricate_dynamics(metrics: pd.DataFrame, steps=(0, 50, 100, 150, 200, 250, 
         tau = 30.0 / np.maximum(final, 1e-3)
         for t in steps:
             spec = final * (1 - np.exp(-t / tau)) + 1e-2 * np.exp(-t / 40.0)
-            rows.append({"task_id": rec.task_id, "rung": rec.rung, "r_star": rec.r_star,
-                         "student_class": rec.student_class, "static_student": rec.static_student,
-                         "rank": rec.rank, "seed": rec.seed, "step": t,
-                         "spectrum": list(np.sort(spec)[::-1])})
+            rows.append(
+                {
+                    "task_id": rec.task_id,
+                    "rung": rec.rung,
+                    "r_star": rec.r_star,
+                    "student_class": rec.student_class,
+                    "static_student": rec.static_student,
+                    "rank": rec.rank,
+                    "seed": rec.seed,
+                    "step": t,
+                    "spectrum": list(np.sort(spec)[::-1]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -120,14 +188,30 @@ def fabricate_loss(metrics: pd.DataFrame, steps=(0, 100, 200, 300)) -> pd.DataFr
     rows = []
     for rec in metrics.itertuples(index=False):
         for t in steps:
-            rows.append({"task_id": rec.task_id, "rung": rec.rung, "student_class": rec.student_class,
-                         "static_student": rec.static_student, "rank": rec.rank, "seed": rec.seed,
-                         "step": t, "train_loss": rec.train_mse + np.exp(-t / 50.0)})
+            rows.append(
+                {
+                    "task_id": rec.task_id,
+                    "rung": rec.rung,
+                    "student_class": rec.student_class,
+                    "static_student": rec.static_student,
+                    "rank": rec.rank,
+                    "seed": rec.seed,
+                    "step": t,
+                    "train_loss": rec.train_mse + np.exp(-t / 50.0),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def fabricate_predictions(rungs=ALL_RUNGS, r_stars=(1, 2, 4), task_seeds=(0, 1), n: int = 8,
-                          d: int = 8, sigmas=(0.0, 0.05), broken=()) -> pd.DataFrame:
+def fabricate_predictions(
+    rungs=ALL_RUNGS,
+    r_stars=(1, 2, 4),
+    task_seeds=(0, 1),
+    n: int = 8,
+    d: int = 8,
+    sigmas=(0.0, 0.05),
+    broken=(),
+) -> pd.DataFrame:
     """data_only_predictions: P_static right on the static rungs and wrong on L3/L4, P_attn right on L3."""
     broken = set(broken)
     rows = []
@@ -135,11 +219,22 @@ def fabricate_predictions(rungs=ALL_RUNGS, r_stars=(1, 2, 4), task_seeds=(0, 1),
         cls, lam = parse_rung(rung)
         for r_star in r_stars:
             for ts in task_seeds:
-                key = {"task_id": f"{rung}_r{r_star}_s{ts}", "class": rung, "r_star": r_star, "seed": ts}
+                key = {
+                    "task_id": f"{rung}_r{r_star}_s{ts}",
+                    "class": rung,
+                    "r_star": r_star,
+                    "seed": ts,
+                }
                 for sigma in sigmas:
                     if cls in ("L0", "L1", "L2"):
                         st = r_star
-                        if "C4" in broken and cls == "L0" and sigma == 0 and r_star == r_stars[0] and ts == 0:
+                        if (
+                            "C4" in broken
+                            and cls == "L0"
+                            and sigma == 0
+                            and r_star == r_stars[0]
+                            and ts == 0
+                        ):
                             st = r_star + 1
                     elif cls == "L3":
                         st = r_star if "C5" in broken else n
@@ -150,18 +245,38 @@ def fabricate_predictions(rungs=ALL_RUNGS, r_stars=(1, 2, 4), task_seeds=(0, 1),
                     at = r_star if cls in ("L0", "L3") or (cls == "L4" and ts == 0) else d
                     share = _static_share(rung, broken) - (0.001 if sigma > 0 else 0.0)
                     for est in ESTIMATORS:
-                        rows.append({**key, "sigma": sigma, "predictor": "P_static", "estimator": est,
-                                     "r_hat": float(max(st + OFFSET[est], 0.5)),
-                                     "static_fit_share": share})
-                        rows.append({**key, "sigma": sigma, "predictor": "P_attn", "estimator": est,
-                                     "r_hat": float(max(at + OFFSET[est], 0.5)),
-                                     "static_fit_share": np.nan})
+                        rows.append(
+                            {
+                                **key,
+                                "sigma": sigma,
+                                "predictor": "P_static",
+                                "estimator": est,
+                                "r_hat": float(max(st + OFFSET[est], 0.5)),
+                                "static_fit_share": share,
+                            }
+                        )
+                        rows.append(
+                            {
+                                **key,
+                                "sigma": sigma,
+                                "predictor": "P_attn",
+                                "estimator": est,
+                                "r_hat": float(max(at + OFFSET[est], 0.5)),
+                                "static_fit_share": np.nan,
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
-def fabricate_frontier(n_values=(4, 8, 16), d: int = 8, sigmas=(0.0, 0.01, 0.05, 0.1),
-                       betas=(0.25, 1.0, 2.0, 4.0), r_stars=(1, 2, 4), seeds=(0, 1),
-                       broken=()) -> pd.DataFrame:
+def fabricate_frontier(
+    n_values=(4, 8, 16),
+    d: int = 8,
+    sigmas=(0.0, 0.01, 0.05, 0.1),
+    betas=(0.25, 1.0, 2.0, 4.0),
+    r_stars=(1, 2, 4),
+    seeds=(0, 1),
+    broken=(),
+) -> pd.DataFrame:
     """frontier: L3 P_attn exact for n ≥ d (any σ once n ≥ 2d); L4 partial and worse at large β;
     P_invert exact without noise, lost at σ = 0.01."""
     broken = set(broken)
@@ -170,11 +285,19 @@ def fabricate_frontier(n_values=(4, 8, 16), d: int = 8, sigmas=(0.0, 0.01, 0.05,
         for vm in ("known", "unknown"):
             for n in n_values:
                 for sigma in sigmas:
-                    for beta in (betas if cls == "L4" else [np.nan]):
+                    for beta in betas if cls == "L4" else [np.nan]:
                         for r_star in r_stars:
                             for seed in seeds:
-                                key = {"class": cls, "value_map": vm, "n": n, "d": d, "sigma": sigma,
-                                       "beta": beta, "r_star": r_star, "seed": seed}
+                                key = {
+                                    "class": cls,
+                                    "value_map": vm,
+                                    "n": n,
+                                    "d": d,
+                                    "sigma": sigma,
+                                    "beta": beta,
+                                    "r_star": r_star,
+                                    "seed": seed,
+                                }
                                 if cls == "L3":
                                     ok = n >= d and (sigma == 0 or n >= 2 * d)
                                     if "C9" in broken and n >= 2 * d and sigma == max(sigmas):
@@ -185,27 +308,41 @@ def fabricate_frontier(n_values=(4, 8, 16), d: int = 8, sigmas=(0.0, 0.01, 0.05,
                                 if n * d <= 512:
                                     preds["P_static"] = n
                                 if cls == "L4" and vm == "known" and n <= d:
-                                    preds["P_invert"] = r_star if (sigma == 0 and beta <= 2) else r_star + 3
+                                    preds["P_invert"] = (
+                                        r_star if (sigma == 0 and beta <= 2) else r_star + 3
+                                    )
                                 for pred, val in preds.items():
                                     for est in ESTIMATORS:
-                                        rows.append({**key, "predictor": pred, "estimator": est,
-                                                     "r_hat": float(max(val + OFFSET[est], 0.5))})
+                                        rows.append(
+                                            {
+                                                **key,
+                                                "predictor": pred,
+                                                "estimator": est,
+                                                "r_hat": float(max(val + OFFSET[est], 0.5)),
+                                            }
+                                        )
     return pd.DataFrame(rows)
 
 
 def fabricate(broken=(), rungs=ALL_RUNGS, **kw) -> dict[str, pd.DataFrame]:
     """Every cached table, keyed by file stem (``train_metrics``, ``frontier``, ...)."""
     metrics = fabricate_metrics(rungs=rungs, broken=broken, **kw)
-    return {"data_only_predictions": fabricate_predictions(rungs=rungs, broken=broken),
-            "frontier": fabricate_frontier(broken=broken),
-            "train_metrics": metrics,
-            "train_dynamics": fabricate_dynamics(metrics),
-            "train_loss": fabricate_loss(metrics)}
+    return {
+        "data_only_predictions": fabricate_predictions(rungs=rungs, broken=broken),
+        "frontier": fabricate_frontier(broken=broken),
+        "train_metrics": metrics,
+        "train_dynamics": fabricate_dynamics(metrics),
+        "train_loss": fabricate_loss(metrics),
+    }
 
 
-FILES = {"data_only_predictions": "data_only_predictions.csv", "frontier": "frontier.csv",
-         "train_metrics": "train_metrics.parquet", "train_dynamics": "train_dynamics.parquet",
-         "train_loss": "train_loss.parquet"}
+FILES = {
+    "data_only_predictions": "data_only_predictions.csv",
+    "frontier": "frontier.csv",
+    "train_metrics": "train_metrics.parquet",
+    "train_dynamics": "train_dynamics.parquet",
+    "train_loss": "train_loss.parquet",
+}
 
 
 def write_tables(tables: dict[str, pd.DataFrame], directory) -> None:
@@ -216,4 +353,6 @@ def write_tables(tables: dict[str, pd.DataFrame], directory) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():
         path = directory / FILES[name]
-        df.to_parquet(path, index=False) if path.suffix == ".parquet" else df.to_csv(path, index=False)
+        df.to_parquet(path, index=False) if path.suffix == ".parquet" else df.to_csv(
+            path, index=False
+        )

@@ -16,12 +16,26 @@ from fabricate import fabricate, tail_energy, teacher_spectrum  # noqa: E402
 from entropic_bound import analysis as A  # noqa: E402
 
 
-def _student(rung="L3", r_star=2, rank=1, seed=0, R=0.1, cls=None, static=False, spectrum=(1.0,),
-             task_seed=0):
-    return {"task_id": f"{rung}_r{r_star}_s{task_seed}", "rung": rung, "r_star": r_star,
-            "task_seed": task_seed, "student_class": cls or rung, "static_student": static,
-            "rank": rank, "seed": seed, "train_mse": R, "test_mse": R, "R": R, "R_theory": 0.0,
-            "steps": 10, "converged": R <= 1e-3, "spectrum": list(spectrum)}
+def _student(
+    rung="L3", r_star=2, rank=1, seed=0, R=0.1, cls=None, static=False, spectrum=(1.0,), task_seed=0
+):
+    return {
+        "task_id": f"{rung}_r{r_star}_s{task_seed}",
+        "rung": rung,
+        "r_star": r_star,
+        "task_seed": task_seed,
+        "student_class": cls or rung,
+        "static_student": static,
+        "rank": rank,
+        "seed": seed,
+        "train_mse": R,
+        "test_mse": R,
+        "R": R,
+        "R_theory": 0.0,
+        "steps": 10,
+        "converged": R <= 1e-3,
+        "spectrum": list(spectrum),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +57,14 @@ def test_exact_summary_rounds_for_matches_but_not_for_errors():
 
 def test_rung_order_is_the_ladder_with_l3_apart():
     assert A.sort_rungs(["L3", "Lam0.75", "L4", "L0", "Lam0.25", "L2", "L1"]) == [
-        "L0", "L1", "L2", "Lam0.25", "Lam0.75", "L4", "L3"]
+        "L0",
+        "L1",
+        "L2",
+        "Lam0.25",
+        "Lam0.75",
+        "L4",
+        "L3",
+    ]
 
 
 def test_spearman():
@@ -70,8 +91,14 @@ def test_no_knee_is_nan():
 
 
 def test_static_student_risk_is_min_over_classes_of_median_over_seeds():
-    rows = [_student(rung="L4", rank=8, cls="L0", static=True, seed=s, R=r) for s, r in ((0, 0.4), (1, 0.6))]
-    rows += [_student(rung="L4", rank=8, cls="L1", static=True, seed=s, R=r) for s, r in ((0, 0.3), (1, 0.9))]
+    rows = [
+        _student(rung="L4", rank=8, cls="L0", static=True, seed=s, R=r)
+        for s, r in ((0, 0.4), (1, 0.6))
+    ]
+    rows += [
+        _student(rung="L4", rank=8, cls="L1", static=True, seed=s, R=r)
+        for s, r in ((0, 0.3), (1, 0.9))
+    ]
     rows += [_student(rung="L4", rank=1, R=0.1)]  # own-class students do not count
     out = A.static_student_risk(A.risk_curves(pd.DataFrame(rows)))
     assert out["R_static_L0"].item() == pytest.approx(0.5)
@@ -105,7 +132,9 @@ def test_rank_dynamics_follow_the_full_rank_student(tables):
 
 
 def test_intrinsic_ranks_t2(tables):
-    t2 = A.intrinsic_ranks(tables["data_only_predictions"], "energy_0.99", tables["train_metrics"], 1e-3)
+    t2 = A.intrinsic_ranks(
+        tables["data_only_predictions"], "energy_0.99", tables["train_metrics"], 1e-3
+    )
     assert len(t2) == t2["task_id"].nunique() == 6 * 3 * 2
     row = t2.set_index("task_id").loc["L0_r4_s1"]
     assert row["P_static"] == 4 and row["r_emp"] == 4 and row["static_fit_share"] == 1.0
@@ -117,11 +146,17 @@ def test_intrinsic_ranks_t2(tables):
 
 
 def test_ladder_summary(tables):
-    t2 = A.intrinsic_ranks(tables["data_only_predictions"], "energy_0.99", tables["train_metrics"], 1e-3)
+    t2 = A.intrinsic_ranks(
+        tables["data_only_predictions"], "energy_0.99", tables["train_metrics"], 1e-3
+    )
     lad = A.ladder_summary(t2).set_index("rung")
     assert lad.loc["L0", "P_static_exact_rate"] == 1.0
     assert lad.loc["L4", "P_static_exact_rate"] == 0.0
-    assert lad.loc["L2", "static_fit_share"] > lad.loc["Lam0.50", "static_fit_share"] > lad.loc["L4", "static_fit_share"]
+    assert (
+        lad.loc["L2", "static_fit_share"]
+        > lad.loc["Lam0.50", "static_fit_share"]
+        > lad.loc["L4", "static_fit_share"]
+    )
     assert lad.loc["L0", "r_emp_exact_rate"] == 1.0
 
 
@@ -138,8 +173,14 @@ def test_estimator_table_t3(tables):
 
 def test_frontier_table_t4(tables):
     t4 = A.frontier_table(tables["frontier"])
-    cell = t4[(t4["class"] == "L3") & (t4["value_map"] == "unknown") & (t4["predictor"] == "P_attn")
-              & (t4["estimator"] == "energy_0.99") & (t4["n"] == 16) & (t4["sigma"] == 0.1)]
+    cell = t4[
+        (t4["class"] == "L3")
+        & (t4["value_map"] == "unknown")
+        & (t4["predictor"] == "P_attn")
+        & (t4["estimator"] == "energy_0.99")
+        & (t4["n"] == 16)
+        & (t4["sigma"] == 0.1)
+    ]
     assert cell["exact_rate"].item() == 1.0 and cell["n_cases"].item() == 6
     assert t4.loc[t4["class"] == "L3", "beta"].isna().all()
 

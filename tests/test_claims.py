@@ -15,9 +15,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fabricate import fabricate, write_tables  # noqa: E402
 
-from entropic_bound.claims import (CLAIMS, COLUMNS, MISSING, NEEDS, NOT_REPRODUCED,  # noqa: E402
-                                   REPRODUCED, claims_markdown, claims_text, evaluate_claims,
-                                   load_tables)
+from entropic_bound.claims import (
+    CLAIMS,
+    COLUMNS,
+    MISSING,
+    NEEDS,
+    NOT_REPRODUCED,  # noqa: E402
+    REPRODUCED,
+    claims_markdown,
+    claims_text,
+    evaluate_claims,
+    load_tables,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 IDS = list(CLAIMS)

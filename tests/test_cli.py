@@ -78,7 +78,14 @@ def test_predict_linear_attention_recovers_r_star(capsys, l3):
     # every predictor × estimator, the static-fit share and the frontier are all reported
     assert set(res["predictors"]) == {"P_attn", "P_static", "P_invert"}
     assert set(res["predictors"]["P_attn"]["estimates"]) == {
-        "numerical", "stable", "entropy", "participation", "energy_0.9", "energy_0.95", "energy_0.99"}
+        "numerical",
+        "stable",
+        "entropy",
+        "participation",
+        "energy_0.9",
+        "energy_0.95",
+        "energy_0.99",
+    }
     assert 0 < res["static_fit_share"] < 0.99  # linear attention is not static
     assert res["predictors"]["P_invert"]["status"].startswith("skipped")
     assert res["frontier"]["noise"]["sigma_hat"] < 1e-5  # σ = 0, n >= d + 2: the exact residual
@@ -87,8 +94,18 @@ def test_predict_linear_attention_recovers_r_star(capsys, l3):
 def test_predict_text_report(capsys, l3):
     rc, out, err = run(capsys, "predict", l3[0])
     assert rc == 0 and err == ""
-    for part in ("Rank estimates", "P_attn", "P_static", "Static-fit share:", "n vs d:", "noise:",
-                 "mixing: linear-like", "Recommended minimum QK rank: 3", "why:", "r_star = 3"):
+    for part in (
+        "Rank estimates",
+        "P_attn",
+        "P_static",
+        "Static-fit share:",
+        "n vs d:",
+        "noise:",
+        "mixing: linear-like",
+        "Recommended minimum QK rank: 3",
+        "why:",
+        "r_star = 3",
+    ):
         assert part in out
 
 
@@ -124,8 +141,9 @@ def test_chunks_and_worker_threads_do_not_change_the_answer(capsys, l3, monkeypa
         torch.set_num_threads(before)
     assert results[0] == results[1]
     top = whole["spectrum"][0]
-    np.testing.assert_allclose(results[0]["P_attn"]["spectrum"], whole["spectrum"], rtol=0,
-                               atol=1e-7 * top)  # sqrt(eig): rounding floor ~ sqrt(eps) s_1
+    np.testing.assert_allclose(
+        results[0]["P_attn"]["spectrum"], whole["spectrum"], rtol=0, atol=1e-7 * top
+    )  # sqrt(eig): rounding floor ~ sqrt(eps) s_1
     for name, value in whole["estimates"].items():  # integer ranks equal, real ones to rounding
         assert results[0]["P_attn"]["estimates"][name] == pytest.approx(value, rel=1e-6)
 
@@ -177,10 +195,20 @@ def test_npy_pair_split_keys_and_compressed_agree(capsys, tmp_path, l3):
     np.save(tmp_path / "X.npy", arrays["X_test"])
     np.save(tmp_path / "Y.npy", np.asfortranarray(arrays["Y_test"]))  # Fortran order is read too
     np.savez_compressed(tmp_path / "c.npz", inputs=arrays["X_test"], targets=arrays["Y_test"])
-    a = run_json(capsys, "predict", "--x", tmp_path / "X.npy", "--y", tmp_path / "Y.npy", "--no-static")
+    a = run_json(
+        capsys, "predict", "--x", tmp_path / "X.npy", "--y", tmp_path / "Y.npy", "--no-static"
+    )
     b = run_json(capsys, "predict", path, "--split", "test", "--no-static")
-    c = run_json(capsys, "predict", tmp_path / "c.npz", "--x-key", "inputs", "--y-key", "targets",
-                 "--no-static")
+    c = run_json(
+        capsys,
+        "predict",
+        tmp_path / "c.npz",
+        "--x-key",
+        "inputs",
+        "--y-key",
+        "targets",
+        "--no-static",
+    )
     assert a["input"]["B"] == 16
     for other in (b, c):
         assert other["predictors"]["P_attn"]["spectrum"] == a["predictors"]["P_attn"]["spectrum"]
@@ -193,7 +221,9 @@ def test_subsampling_and_budget_are_reported(capsys, l3):
     assert any("50 of 256" in note for note in res["notes"])
     assert "static-max-size" in res["predictors"]["P_static"]["status"]
     assert res["static_fit_share"] is None
-    again = run_json(capsys, "predict", path, "--attn-max-sequences", "50", "--static-max-size", "64")
+    again = run_json(
+        capsys, "predict", path, "--attn-max-sequences", "50", "--static-max-size", "64"
+    )
     assert again["predictors"] == res["predictors"]  # seeded: deterministic
 
 
@@ -211,7 +241,9 @@ def test_inspect(capsys, l3):
     res = run_json(capsys, "inspect", l3[0])
     rows = {a["name"]: a for a in res["arrays"]}
     assert rows["Y_test"]["shape"] == [16, 12, 8] and rows["X_train"]["nan"] == 0
-    assert abs(rows["X_train"]["mean"]) < 0.05 and rows["X_train"]["std"] == pytest.approx(1, abs=0.05)
+    assert abs(rows["X_train"]["mean"]) < 0.05 and rows["X_train"]["std"] == pytest.approx(
+        1, abs=0.05
+    )
     assert res["meta"]["task_id"] == "L3_r3_s0"
 
 
@@ -238,7 +270,9 @@ def test_error_unreadable_file(capsys, tmp_path, good):
     np.save(tmp_path / "X.npy", good[0])
     raw = (tmp_path / "X.npy").read_bytes()
     (tmp_path / "cut.npy").write_bytes(raw[: len(raw) - 100])
-    assert_error(capsys, "predict", "--x", tmp_path / "cut.npy", "--y", tmp_path / "X.npy", says="truncated")
+    assert_error(
+        capsys, "predict", "--x", tmp_path / "cut.npy", "--y", tmp_path / "X.npy", says="truncated"
+    )
     with zipfile.ZipFile(tmp_path / "junk.npz", "w") as zf:
         zf.writestr("X.npy", "not an array")
         zf.writestr("Y.npy", "nor this")
@@ -252,8 +286,15 @@ def test_error_not_npz_or_npy(capsys, tmp_path, good):
     assert_error(capsys, "predict", tmp_path / "empty.npz", says="empty")
     np.save(tmp_path / "X.npy", good[0])
     assert_error(capsys, "predict", tmp_path / "X.npy", says="--x X.npy --y Y.npy")
-    assert_error(capsys, "predict", "--x", xy_file(tmp_path, *good), "--y", tmp_path / "X.npy",
-                 says="is a .npz archive")
+    assert_error(
+        capsys,
+        "predict",
+        "--x",
+        xy_file(tmp_path, *good),
+        "--y",
+        tmp_path / "X.npy",
+        says="is a .npz archive",
+    )
 
 
 def test_error_missing_keys(capsys, tmp_path, good):
@@ -261,7 +302,9 @@ def test_error_missing_keys(capsys, tmp_path, good):
     assert_error(capsys, "predict", tmp_path / "a.npz", says="has no X and Y arrays")
     np.savez(tmp_path / "b.npz", X=good[0])
     assert_error(capsys, "predict", tmp_path / "b.npz", says="has no Y array")
-    assert_error(capsys, "predict", xy_file(tmp_path, *good), "--split", "test", says="no X_test and Y_test")
+    assert_error(
+        capsys, "predict", xy_file(tmp_path, *good), "--split", "test", says="no X_test and Y_test"
+    )
 
 
 def test_error_wrong_number_of_dimensions(capsys, tmp_path, good):
@@ -278,7 +321,12 @@ def test_error_shapes_differ(capsys, tmp_path, good):
 def test_error_nan_or_inf(capsys, tmp_path, good, bad):
     X, Y = good.copy()
     Y[17, 2, 1] = bad
-    assert_error(capsys, "predict", xy_file(tmp_path, X, Y), says="Y contains NaN or Inf (first in sequence 17)")
+    assert_error(
+        capsys,
+        "predict",
+        xy_file(tmp_path, X, Y),
+        says="Y contains NaN or Inf (first in sequence 17)",
+    )
 
 
 def test_error_too_few_sequences_for_least_squares(capsys, tmp_path, good):
@@ -288,7 +336,9 @@ def test_error_too_few_sequences_for_least_squares(capsys, tmp_path, good):
 
 
 def test_error_n_below_2(capsys, tmp_path, good):
-    assert_error(capsys, "predict", xy_file(tmp_path, good[0][:, :1], good[1][:, :1]), says="n >= 2")
+    assert_error(
+        capsys, "predict", xy_file(tmp_path, good[0][:, :1], good[1][:, :1]), says="n >= 2"
+    )
 
 
 def test_error_other_bad_input(capsys, tmp_path, good):
@@ -296,7 +346,13 @@ def test_error_other_bad_input(capsys, tmp_path, good):
     assert_error(capsys, "predict", xy_file(tmp_path, X + 1j, Y), says="not real numbers")
     X2 = X.copy()
     X2[5] = 1.0  # constant tokens: singular
-    assert_error(capsys, "predict", xy_file(tmp_path, X2, Y), "--no-static", says="sequence 5 has linearly dependent")
+    assert_error(
+        capsys,
+        "predict",
+        xy_file(tmp_path, X2, Y),
+        "--no-static",
+        says="sequence 5 has linearly dependent",
+    )
     assert_error(capsys, "predict", xy_file(tmp_path, X * 1e200, Y), says="overflow")
     path = xy_file(tmp_path, X, Y)
     assert_error(capsys, "predict", path, "--estimator", "rank", says="unknown estimator")
@@ -337,9 +393,14 @@ def pairs(draw):
     return X, Y
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(xy=pairs(), flags=st.lists(st.sampled_from(["--value-known", "--no-static", "--json"]), unique=True),
-       junk=st.one_of(st.none(), st.binary(max_size=64)))
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    xy=pairs(),
+    flags=st.lists(st.sampled_from(["--value-known", "--no-static", "--json"]), unique=True),
+    junk=st.one_of(st.none(), st.binary(max_size=64)),
+)
 def test_no_traceback_ever(tmp_path, capsys, xy, flags, junk):
     path = tmp_path / "h.npz"
     if junk is not None:
@@ -362,10 +423,16 @@ def test_console_script_subprocess(l3, tmp_path):
     script = Path(sys.executable).with_name("entropic-bound")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "entropic_bound.cli"]
     env = dict(os.environ, OMP_NUM_THREADS="2")
-    ok = subprocess.run(cmd + ["predict", str(l3[0]), "--json"], capture_output=True, text=True, env=env)
+    ok = subprocess.run(
+        cmd + ["predict", str(l3[0]), "--json"], capture_output=True, text=True, env=env
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["recommendation"]["min_qk_rank"] == 3
-    bad = subprocess.run([sys.executable, "-m", "entropic_bound.cli", "predict", str(tmp_path / "none.npz")],
-                         capture_output=True, text=True, env=env)
+    bad = subprocess.run(
+        [sys.executable, "-m", "entropic_bound.cli", "predict", str(tmp_path / "none.npz")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.startswith("entropic-bound: error: ") and "Traceback" not in bad.stderr

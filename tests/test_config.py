@@ -1,4 +1,5 @@
 """Config validation: a wrong key or type fails at once, naming the key."""
+
 import copy
 import subprocess
 import sys
@@ -84,7 +85,12 @@ def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))
     smk = Path(sys.executable).with_name("snakemake")
-    r = subprocess.run([str(smk), "-n", "--configfile", str(bad)], cwd=REPO, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [str(smk), "-n", "--configfile", str(bad)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0
     assert "epsilonn" in r.stdout + r.stderr

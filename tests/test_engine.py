@@ -1,4 +1,5 @@
 """The batched training engine: the Eckart–Young bound, batch independence, determinism."""
+
 import json
 
 import numpy as np
@@ -35,9 +36,11 @@ def test_tail_energy_by_hand():
 
 def test_l0_deficiency_and_achievability(backend):
     tasks = _tasks("L0", (2,))
-    m = train_students(tasks, "L0", [1, 2, 3, 4], [0], FAST, backend=backend)["metrics"].set_index("rank")
-    assert (m.loc[[2, 3, 4], "R"] <= 1e-3).all()                    # achievable at r ≥ r*
-    assert m.loc[1, "R"] >= 0.5 * m.loc[1, "R_theory"] > 0          # Eckart–Young deficiency
+    m = train_students(tasks, "L0", [1, 2, 3, 4], [0], FAST, backend=backend)["metrics"].set_index(
+        "rank"
+    )
+    assert (m.loc[[2, 3, 4], "R"] <= 1e-3).all()  # achievable at r ≥ r*
+    assert m.loc[1, "R"] >= 0.5 * m.loc[1, "R_theory"] > 0  # Eckart–Young deficiency
     assert m.loc[1, "R"] == pytest.approx(m.loc[1, "R_theory"], rel=0.05)
 
 
@@ -45,7 +48,9 @@ def test_student_in_batch_equals_student_alone(backend):
     tasks = _tasks("L4", (1, 2))
     many = train_students(tasks, "L4", [1, 2, 3, 4], [0, 1], FAST, backend=backend)["metrics"]
     alone = train_students(tasks[1:], "L4", [3], [1], FAST, backend=backend)["metrics"]
-    row = many[(many.task_id == tasks[1][1]["task_id"]) & (many["rank"] == 3) & (many.seed == 1)].iloc[0]
+    row = many[
+        (many.task_id == tasks[1][1]["task_id"]) & (many["rank"] == 3) & (many.seed == 1)
+    ].iloc[0]
     assert row.steps == alone.steps.iloc[0]
     assert row.test_mse == pytest.approx(alone.test_mse.iloc[0], rel=1e-5, abs=1e-9)
     np.testing.assert_allclose(row.spectrum, alone.spectrum.iloc[0], rtol=1e-5, atol=1e-7)
@@ -98,8 +103,14 @@ def test_cuda_matches_cpu_closely():
 def test_diverging_training_fails_loudly(backend):
     tasks = _tasks("L4", (1,))
     with pytest.raises(ValueError, match="diverged.*L4_r1_s0"):
-        train_students(tasks, "L4", [1, 2], [0], Optim(lr=1e30, batch=32, max_steps=50, eval_every=25),
-                       backend=backend)
+        train_students(
+            tasks,
+            "L4",
+            [1, 2],
+            [0],
+            Optim(lr=1e30, batch=32, max_steps=50, eval_every=25),
+            backend=backend,
+        )
 
 
 def test_rank_mask_holds_through_training(backend):

@@ -1,4 +1,5 @@
 """envs/*.yaml pin exactly what pyproject.toml pins."""
+
 import re
 import tomllib
 from pathlib import Path
@@ -29,5 +30,7 @@ def test_conda_envs_agree_with_pyproject():
         env_pins = _pins([p for p in pip if not p.startswith("-e")])
         assert env_pins, env
         for name, version in env_pins.items():
-            assert pins.get(name) == version, f"{env.name}: {name}=={version} but pyproject pins {pins.get(name)}"
+            assert pins.get(name) == version, (
+                f"{env.name}: {name}=={version} but pyproject pins {pins.get(name)}"
+            )
         assert "python=3.11" in deps

@@ -1,4 +1,5 @@
 """Rank estimators: answers solved by hand, and properties (hypothesis)."""
+
 import math
 
 import numpy as np
@@ -7,8 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from entropic_bound.estimators import (all_estimators, energy_rank, entropy_rank, estimate,
-                                       numerical_rank, participation_rank, stable_rank)
+from entropic_bound.estimators import (
+    all_estimators,
+    energy_rank,
+    entropy_rank,
+    estimate,
+    numerical_rank,
+    participation_rank,
+    stable_rank,
+)
 
 
 def test_hand_solved_two_values():
@@ -63,8 +71,9 @@ def test_unknown_estimator_and_tau():
 
 
 # zeros, or values far enough from the subnormal range that a rescaling cannot flush them to 0
-spectra = arrays(np.float64, st.integers(1, 12),
-                 elements=st.one_of(st.just(0.0), st.floats(1e-100, 1e3)))
+spectra = arrays(
+    np.float64, st.integers(1, 12), elements=st.one_of(st.just(0.0), st.floats(1e-100, 1e3))
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -72,7 +81,9 @@ spectra = arrays(np.float64, st.integers(1, 12),
 def test_scale_invariance(s, c):
     a, b = all_estimators(s), all_estimators(s * c)
     for k in a:
-        assert b[k] == pytest.approx(a[k], rel=1e-9, abs=1e-9) or k.startswith(("energy", "numerical"))
+        assert b[k] == pytest.approx(a[k], rel=1e-9, abs=1e-9) or k.startswith(
+            ("energy", "numerical")
+        )
     # integer-valued estimators can move only at exact ties; check them away from ties
     assert abs(b["energy_0.99"] - a["energy_0.99"]) <= 1
 

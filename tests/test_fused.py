@@ -1,18 +1,27 @@
 """The fused CPU kernel (entropic_bound.fused): by hand, against autograd, and its failure modes."""
+
 import json
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from entropic_bound import fused
 from entropic_bound.engine import Optim, pick_backend, train_students
-from entropic_bound.mixing import apply_operator, mixing_operator, operator_terms, operator_terms_adjoint
+from entropic_bound.mixing import (
+    apply_operator,
+    mixing_operator,
+    operator_terms,
+    operator_terms_adjoint,
+)
 from entropic_bound.tasks import TaskSpec, make_task
 
 RUNGS = ["L0", "L1", "L2", "L3", "L4", "Lam0.25"]
-needs_kernel = pytest.mark.skipif(not fused.available(), reason="no C compiler: the fused kernel cannot build")
+needs_kernel = pytest.mark.skipif(
+    not fused.available(), reason="no C compiler: the fused kernel cannot build"
+)
 
 
 def _autograd(rung, X, Y, rows, kern, V, beta, P):
@@ -53,7 +62,9 @@ def test_operator_terms_equal_mixing_operator():
         X, _, _, K, _, P = _problem(rung, 6, 5)
         A, bias, softmax = operator_terms(rung, K, n=6, d=5, beta=1.7, P=P)
         Xs = X[:5]
-        Z = (bias if bias is not None else 0) + (Xs @ A @ Xs.transpose(-1, -2) if A is not None else 0)
+        Z = (bias if bias is not None else 0) + (
+            Xs @ A @ Xs.transpose(-1, -2) if A is not None else 0
+        )
         M = torch.softmax(Z, -1) if softmax else Z
         ref = mixing_operator(rung, Xs, K, beta=1.7, P=P)
         torch.testing.assert_close(M, ref.expand_as(M), rtol=1e-5, atol=1e-6)
@@ -79,16 +90,31 @@ def test_by_hand():
     """n = 2, d = 1, a zero static logit matrix under softmax: M = ½·11ᵀ (solved on paper)."""
     X = torch.tensor([[[1.0], [2.0]]])
     Y = torch.tensor([[[3.0], [1.0]]])
-    loss, dA, dbias, dV = fused.fused_step(X, Y, torch.zeros(1, 1, dtype=torch.int64), None,
-                                           torch.zeros(1, 2, 2), torch.tensor([[[2.0]]]), True)
+    loss, dA, dbias, dV = fused.fused_step(
+        X,
+        Y,
+        torch.zeros(1, 1, dtype=torch.int64),
+        None,
+        torch.zeros(1, 2, 2),
+        torch.tensor([[[2.0]]]),
+        True,
+    )
     # H = M x = [1.5, 1.5], Ŷ = 2H = [3, 3], E = [0, 2]: loss = (0 + 4)/2 = 2
     assert loss.tolist() == [2.0] and dA is None
     # G = 2E/2 = E; dV = Hᵀ G = 1.5·2 = 3
     assert dV.tolist() == [[[3.0]]]
     # dM = (G Vᵀ) xᵀ = [[0, 0], [4, 8]]; row 2: ½·([4, 8] − 6) = [−1, 1]
     assert dbias.tolist() == [[[0.0, 0.0], [-1.0, 1.0]]]
-    loss, *_ = fused.fused_step(X, Y, torch.zeros(1, 1, dtype=torch.int64), None,
-                                torch.zeros(1, 2, 2), torch.tensor([[[2.0]]]), True, backward=False)
+    loss, *_ = fused.fused_step(
+        X,
+        Y,
+        torch.zeros(1, 1, dtype=torch.int64),
+        None,
+        torch.zeros(1, 2, 2),
+        torch.tensor([[[2.0]]]),
+        True,
+        backward=False,
+    )
     assert loss.tolist() == [2.0]
 
 
@@ -105,8 +131,14 @@ def test_matches_autograd(rung, n, d):
 
 @needs_kernel
 @settings(max_examples=30, deadline=None)
-@given(rung=st.sampled_from(RUNGS), n=st.integers(1, 20), d=st.integers(1, 18),
-       B=st.integers(1, 9), seed=st.integers(0, 10**6), scale=st.floats(0.01, 2.0))
+@given(
+    rung=st.sampled_from(RUNGS),
+    n=st.integers(1, 20),
+    d=st.integers(1, 18),
+    B=st.integers(1, 9),
+    seed=st.integers(0, 10**6),
+    scale=st.floats(0.01, 2.0),
+)
 def test_matches_autograd_property(rung, n, d, B, seed, scale):
     args = _problem(rung, n, d, S=3, B=B, seed=seed, scale=scale)
     ref = _autograd(rung, *args[:-1], beta=0.9, P=args[-1])

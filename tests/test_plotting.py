@@ -27,9 +27,13 @@ def claims() -> dict:
 
 
 def _analysis_tables(raw: dict, claims: dict, trained: bool = True) -> dict:
-    out = run_analyses(raw["data_only_predictions"], raw["train_metrics"] if trained else None,
-                       raw["train_dynamics"] if trained else None, claims["estimator"],
-                       claims["epsilon"])
+    out = run_analyses(
+        raw["data_only_predictions"],
+        raw["train_metrics"] if trained else None,
+        raw["train_dynamics"] if trained else None,
+        claims["estimator"],
+        claims["epsilon"],
+    )
     out["T4_frontier"] = frontier_table(raw["frontier"])
     out["train_metrics"] = raw["train_metrics"]
     return out
@@ -52,7 +56,9 @@ def test_every_figure_renders_and_saves(fig_id, tables, claims, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pdf.read_bytes()[:5] == b"%PDF-"
     assert b"abc123" in png.read_bytes() and b"abc123" in pdf.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([png.name, pdf.name])  # no temp left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [png.name, pdf.name]
+    )  # no temp left
 
 
 def test_figures_mark_r_star(tables, claims):

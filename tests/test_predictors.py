@@ -1,4 +1,5 @@
 """Data-only predictors on inputs whose answer is known exactly, plus bad input."""
+
 import math
 
 import numpy as np
@@ -8,8 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from entropic_bound.estimators import energy_rank, numerical_rank
-from entropic_bound.predictors import (log_inversion_spectrum, predict_attention_native,
-                                       predict_inversion, predict_static)
+from entropic_bound.predictors import (
+    log_inversion_spectrum,
+    predict_attention_native,
+    predict_inversion,
+    predict_static,
+)
 from entropic_bound.tasks import TaskSpec, make_task
 
 

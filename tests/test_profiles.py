@@ -20,9 +20,27 @@ PROFILES = {"slurm": REPO / "profiles" / "slurm", "local": REPO / "profiles" / "
 ENV_KEYS = ("SBATCH_ACCOUNT", "SBATCH_PARTITION", "SBATCH_GPU_PARTITION")
 #: resource names that mean something to Snakemake or to the SLURM plugin (sbatch options)
 KNOWN_RESOURCES = {
-    "_cores", "_nodes", "tmpdir", "mem_mb", "mem_mib", "mem", "disk_mb", "disk_mib", "disk",
-    "runtime", "cpus_per_task", "cpus_per_gpu", "gpu", "gpu_model", "slurm_partition",
-    "slurm_account", "slurm_extra", "constraint", "qos", "nodes", "tasks",
+    "_cores",
+    "_nodes",
+    "tmpdir",
+    "mem_mb",
+    "mem_mib",
+    "mem",
+    "disk_mb",
+    "disk_mib",
+    "disk",
+    "runtime",
+    "cpus_per_task",
+    "cpus_per_gpu",
+    "gpu",
+    "gpu_model",
+    "slurm_partition",
+    "slurm_account",
+    "slurm_extra",
+    "constraint",
+    "qos",
+    "nodes",
+    "tasks",
 }
 
 
@@ -58,17 +76,26 @@ def profile_keys(name: str) -> dict:
 def load_workflow(configfile="quick.yaml", **config):
     """The parsed workflow of a config with `config` overrides (no DAG, no jobs)."""
     from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (ConfigSettings, OutputSettings, Quietness,
-                                          ResourceSettings, StorageSettings)
+    from snakemake.settings.types import (
+        ConfigSettings,
+        OutputSettings,
+        Quietness,
+        ResourceSettings,
+        StorageSettings,
+    )
 
     cwd = os.getcwd()
     try:
         with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-            wf = api.workflow(snakefile=REPO / "Snakefile", workdir=REPO,
-                              config_settings=ConfigSettings(
-                                  configfiles=[REPO / "config" / configfile], config=config),
-                              resource_settings=ResourceSettings(),
-                              storage_settings=StorageSettings())
+            wf = api.workflow(
+                snakefile=REPO / "Snakefile",
+                workdir=REPO,
+                config_settings=ConfigSettings(
+                    configfiles=[REPO / "config" / configfile], config=config
+                ),
+                resource_settings=ResourceSettings(),
+                storage_settings=StorageSettings(),
+            )
             return wf._workflow
     finally:
         os.chdir(cwd)
@@ -99,7 +126,9 @@ def test_profile_is_a_mapping_of_known_options(name, env):
     assert isinstance(raw, dict)
     env(**{k: "x" for k in ENV_KEYS})  # every conditional key present
     for key in profile_keys(name):
-        assert f"--{key}" in known, f"profiles/{name}: --{key} is no option of snakemake or its plugins"
+        assert f"--{key}" in known, (
+            f"profiles/{name}: --{key} is no option of snakemake or its plugins"
+        )
     profile_args(name)  # types and values accepted by Snakemake's own parser
 
 
@@ -140,7 +169,9 @@ def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):
     for rule in workflow_cpu.rules:
         declared = set(rule.resources)
         unknown = declared - KNOWN_RESOURCES
-        assert not unknown, f"rule {rule.name}: resources {sorted(unknown)} mean nothing to the SLURM plugin"
+        assert not unknown, (
+            f"rule {rule.name}: resources {sorted(unknown)} mean nothing to the SLURM plugin"
+        )
         if not is_cluster_job(workflow_cpu, rule):
             continue
         for key in ("mem_mb", "runtime"):
@@ -149,8 +180,10 @@ def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):
                 continue
             value = resource_value(rule.resources[key])
             assert isinstance(value, int) and value > 0, f"rule {rule.name}: {key} = {value!r}"
-    assert not missing, (f"cluster rules without their own resources (add them to the rule, "
-                         f"or mark a cheap rule `localrule: True`): {', '.join(missing)}")
+    assert not missing, (
+        f"cluster rules without their own resources (add them to the rule, "
+        f"or mark a cheap rule `localrule: True`): {', '.join(missing)}"
+    )
 
 
 def test_retries_ask_for_more(workflow_cpu):

@@ -1,4 +1,5 @@
 """Teacher tasks: shapes, determinism, kernel spectra, the shared ladder."""
+
 import json
 
 import numpy as np

@@ -4,6 +4,7 @@ One full run of config/quick.yaml (run_name pytest_a) is shared by the tests bel
 run (pytest_b) is interrupted by SIGINT once training has started, a third (pytest_c) has a
 training job SIGKILLed, and both are resumed: every table must equal run A's, value for value.
 """
+
 import os
 import signal
 import subprocess
@@ -95,8 +96,9 @@ def test_figures_regenerate_from_cache(run_a):
 def _interrupt(run_name, kill_training: bool):
     fresh(run_name)
     cmd = [SMK, "reproduce-all", "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     logs = REPO / "results" / run_name / "logs" / "train"
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
@@ -106,7 +108,9 @@ def _interrupt(run_name, kill_training: bool):
         time.sleep(0.5)
     if kill_training:
         # only this run's training jobs: they live in the session the run was started in
-        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid), "-f", r"\.snakemake/scripts/.*train\.py"])
+        subprocess.run(
+            ["pkill", "-KILL", "-s", str(proc.pid), "-f", r"\.snakemake/scripts/.*train\.py"]
+        )
         proc.wait(timeout=300)
     else:
         os.killpg(proc.pid, signal.SIGINT)
@@ -133,15 +137,25 @@ def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp
     path = tmp_path / "failing.yaml"
     path.write_text(yaml.safe_dump(cfg))
     fresh("pytest_fail")
-    r = subprocess.run([SMK, "--cores", "2", "--configfile", str(path), "--keep-going", "reproduce-all"],
-                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [SMK, "--cores", "2", "--configfile", str(path), "--keep-going", "reproduce-all"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = r.stdout + r.stderr
     assert r.returncode != 0
     assert "diverged" in out and "L4_sweep_c0.log" in out
     run_dir = REPO / "results" / "pytest_fail"
     # everything that does not depend on the failed job is still produced ...
-    for f in ("tables/frontier.csv", "tables/data_only_predictions.csv", "tables/T4_frontier.csv",
-              "figures/F6_frontier.png", "train/L0/sweep_c0.metrics.parquet"):
+    for f in (
+        "tables/frontier.csv",
+        "tables/data_only_predictions.csv",
+        "tables/T4_frontier.csv",
+        "figures/F6_frontier.png",
+        "train/L0/sweep_c0.metrics.parquet",
+    ):
         assert (run_dir / f).exists(), f
     # ... and the claims that need it say so instead of passing
     claims = pd.read_csv(run_dir / "tables" / "claims.csv").set_index("claim")

@@ -31,14 +31,55 @@ from .rungs import ladder_lambda, parse_rung
 #: the static students of SCIENCE.md §1: full-rank L0 and L1, trained on every task
 STATIC_CLASSES = ("L0", "L1")
 
-PREDICTION_COLUMNS = ("task_id", "class", "r_star", "seed", "sigma", "predictor", "estimator",
-                      "r_hat", "static_fit_share")
-FRONTIER_COLUMNS = ("class", "value_map", "n", "d", "sigma", "beta", "r_star", "seed",
-                    "predictor", "estimator", "r_hat")
-METRICS_COLUMNS = ("task_id", "rung", "r_star", "task_seed", "student_class", "static_student",
-                   "rank", "seed", "R", "R_theory", "converged", "spectrum")
-DYNAMICS_COLUMNS = ("task_id", "rung", "r_star", "student_class", "static_student", "rank",
-                    "seed", "step", "spectrum")
+PREDICTION_COLUMNS = (
+    "task_id",
+    "class",
+    "r_star",
+    "seed",
+    "sigma",
+    "predictor",
+    "estimator",
+    "r_hat",
+    "static_fit_share",
+)
+FRONTIER_COLUMNS = (
+    "class",
+    "value_map",
+    "n",
+    "d",
+    "sigma",
+    "beta",
+    "r_star",
+    "seed",
+    "predictor",
+    "estimator",
+    "r_hat",
+)
+METRICS_COLUMNS = (
+    "task_id",
+    "rung",
+    "r_star",
+    "task_seed",
+    "student_class",
+    "static_student",
+    "rank",
+    "seed",
+    "R",
+    "R_theory",
+    "converged",
+    "spectrum",
+)
+DYNAMICS_COLUMNS = (
+    "task_id",
+    "rung",
+    "r_star",
+    "student_class",
+    "static_student",
+    "rank",
+    "seed",
+    "step",
+    "spectrum",
+)
 TASK_KEYS = ["task_id", "rung", "r_star", "task_seed"]
 
 
@@ -49,8 +90,9 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], table: str) -> pd.
     """Return ``df``; ValueError naming the table and the columns it lacks."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"table {table} lacks column(s) {', '.join(missing)}; "
-                         "rerun the rule that makes it")
+        raise ValueError(
+            f"table {table} lacks column(s) {', '.join(missing)}; rerun the rule that makes it"
+        )
     return df
 
 
@@ -67,8 +109,12 @@ def exact_summary(r_hat, r_star) -> dict:
     if n == 0:
         return {"n": 0, "exact": 0, "exact_rate": np.nan, "mean_abs_error": np.nan}
     exact = int(np.sum(round_rank(r_hat) == r_star))
-    return {"n": n, "exact": exact, "exact_rate": exact / n,
-            "mean_abs_error": float(np.mean(np.abs(r_hat - r_star)))}
+    return {
+        "n": n,
+        "exact": exact,
+        "exact_rate": exact / n,
+        "mean_abs_error": float(np.mean(np.abs(r_hat - r_star))),
+    }
 
 
 def rung_sort_key(rung: str) -> tuple:
@@ -112,8 +158,9 @@ def pretty_estimator(name: str) -> str:
 # ---------------------------------------------------------------- data-only predictions
 
 
-def predictions_of(preds: pd.DataFrame, estimator: str, predictor: str | None = None,
-                   sigma: float | None = None) -> pd.DataFrame:
+def predictions_of(
+    preds: pd.DataFrame, estimator: str, predictor: str | None = None, sigma: float | None = None
+) -> pd.DataFrame:
     """Rows of one estimator (and optionally one predictor, one σ) with a rounded ``r_round``."""
     require_columns(preds, PREDICTION_COLUMNS, "data_only_predictions")
     out = preds[preds["estimator"] == estimator]
@@ -131,7 +178,8 @@ def _own_class_mask(df: pd.DataFrame) -> pd.Series:
     """Rows whose student is of the task's own class (``student_class`` = rung or its family)."""
     family = df["rung"].map(lambda r: parse_rung(r)[0])
     return (~df["static_student"].astype(bool)) & (
-        (df["student_class"] == df["rung"]) | (df["student_class"] == family))
+        (df["student_class"] == df["rung"]) | (df["student_class"] == family)
+    )
 
 
 def own_class_rows(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -154,12 +202,19 @@ def risk_curves(metrics: pd.DataFrame) -> pd.DataFrame:
     """
     require_columns(metrics, METRICS_COLUMNS, "train_metrics")
     keys = TASK_KEYS + ["student_class", "static_student", "rank"]
-    m = metrics.assign(static_student=metrics["static_student"].astype(bool),
-                       converged=metrics["converged"].astype(float))
+    m = metrics.assign(
+        static_student=metrics["static_student"].astype(bool),
+        converged=metrics["converged"].astype(float),
+    )
     g = m.groupby(keys, sort=True)
-    out = g.agg(R=("R", "median"), R_lo=("R", "min"), R_hi=("R", "max"),
-                R_theory=("R_theory", "first"), n_seeds=("seed", "nunique"),
-                converged=("converged", "mean")).reset_index()
+    out = g.agg(
+        R=("R", "median"),
+        R_lo=("R", "min"),
+        R_hi=("R", "max"),
+        R_theory=("R_theory", "first"),
+        n_seeds=("seed", "nunique"),
+        converged=("converged", "mean"),
+    ).reset_index()
     return out
 
 
@@ -179,9 +234,13 @@ def empirical_knees(curves: pd.DataFrame, epsilon: float) -> pd.DataFrame:
         g = g.sort_values("rank")
         hit = g.loc[g["R"] <= epsilon, "rank"]
         at = g.loc[g["rank"] == key[2], "R"]
-        rows.append({**dict(zip(TASK_KEYS, key)),
-                     "r_emp": float(hit.iloc[0]) if len(hit) else np.nan,
-                     "R_at_r_star": float(at.iloc[0]) if len(at) else np.nan})
+        rows.append(
+            {
+                **dict(zip(TASK_KEYS, key)),
+                "r_emp": float(hit.iloc[0]) if len(hit) else np.nan,
+                "R_at_r_star": float(at.iloc[0]) if len(at) else np.nan,
+            }
+        )
     return pd.DataFrame(rows, columns=TASK_KEYS + ["r_emp", "R_at_r_star"])
 
 
@@ -201,8 +260,9 @@ def static_student_risk(curves: pd.DataFrame) -> pd.DataFrame:
             if s.empty:
                 own = g[(g["student_class"] == cls) & ~g["static_student"]]
                 s = own[own["rank"] == own["rank"].max()] if not own.empty else own
-            row[f"R_static_{cls}"] = float(s.loc[s["rank"] == s["rank"].max(), "R"].min()) \
-                if not s.empty else np.nan
+            row[f"R_static_{cls}"] = (
+                float(s.loc[s["rank"] == s["rank"].max(), "R"].min()) if not s.empty else np.nan
+            )
         both = [row[f"R_static_{c}"] for c in STATIC_CLASSES]
         row["static_student_R"] = float(np.nanmin(both)) if np.any(np.isfinite(both)) else np.nan
         rows.append(row)
@@ -215,7 +275,9 @@ def full_rank_students(metrics: pd.DataFrame) -> pd.DataFrame:
     return _at_top_rank(own_class_rows(metrics))
 
 
-def learned_ranks(metrics: pd.DataFrame, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL) -> pd.DataFrame:
+def learned_ranks(
+    metrics: pd.DataFrame, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL
+) -> pd.DataFrame:
     """Every estimator on the learned kernel of every full-rank own-class student (long form).
 
     Columns: task_id, rung, r_star, task_seed, seed, mixing, estimator, r_hat.
@@ -227,8 +289,9 @@ def learned_ranks(metrics: pd.DataFrame, taus=DEFAULT_TAUS, tol: float = DEFAULT
     est = all_estimators(spectra_matrix(full["spectrum"]), taus=taus, tol=tol)
     keys = full[TASK_KEYS + ["seed"]].reset_index(drop=True)
     keys["mixing"] = keys["rung"].map(mixing_kind)
-    return pd.concat([keys.assign(estimator=k, r_hat=v) for k, v in est.items()],
-                     ignore_index=True)[cols]
+    return pd.concat(
+        [keys.assign(estimator=k, r_hat=v) for k, v in est.items()], ignore_index=True
+    )[cols]
 
 
 def rank_dynamics(dynamics: pd.DataFrame, estimator: str, tol: float = DEFAULT_TOL) -> pd.DataFrame:
@@ -237,7 +300,9 @@ def rank_dynamics(dynamics: pd.DataFrame, estimator: str, tol: float = DEFAULT_T
     Columns: task_id, rung, r_star, seed, step, r_hat (unrounded).
     """
     require_columns(dynamics, DYNAMICS_COLUMNS, "train_dynamics")
-    full = _at_top_rank(dynamics[_own_class_mask(dynamics)]).sort_values(["task_id", "seed", "step"])
+    full = _at_top_rank(dynamics[_own_class_mask(dynamics)]).sort_values(
+        ["task_id", "seed", "step"]
+    )
     cols = ["task_id", "rung", "r_star", "seed", "step", "r_hat"]
     if full.empty:
         return pd.DataFrame(columns=cols)
@@ -248,8 +313,13 @@ def rank_dynamics(dynamics: pd.DataFrame, estimator: str, tol: float = DEFAULT_T
 # ---------------------------------------------------------------- tables T2–T4 and the ladder
 
 
-def intrinsic_ranks(preds: pd.DataFrame, estimator: str, metrics: pd.DataFrame | None,
-                    epsilon: float, sigma: float = 0.0) -> pd.DataFrame:
+def intrinsic_ranks(
+    preds: pd.DataFrame,
+    estimator: str,
+    metrics: pd.DataFrame | None,
+    epsilon: float,
+    sigma: float = 0.0,
+) -> pd.DataFrame:
     """T2: per task (at noise σ): r*, P_static, P_attn (rounded), r_emp, static-fit share,
     static-student R.
 
@@ -258,8 +328,12 @@ def intrinsic_ranks(preds: pd.DataFrame, estimator: str, metrics: pd.DataFrame |
     two are NaN.
     """
     p = predictions_of(preds, estimator, sigma=sigma)
-    wide = p.pivot_table(index=["task_id", "class", "r_star", "seed"], columns="predictor",
-                         values=["r_round", "r_hat"], aggfunc="first")
+    wide = p.pivot_table(
+        index=["task_id", "class", "r_star", "seed"],
+        columns="predictor",
+        values=["r_round", "r_hat"],
+        aggfunc="first",
+    )
     out = pd.DataFrame(index=wide.index)
     for pred in ("P_static", "P_attn"):
         out[pred] = wide.get(("r_round", pred), np.nan)
@@ -276,11 +350,27 @@ def intrinsic_ranks(preds: pd.DataFrame, estimator: str, metrics: pd.DataFrame |
         out = out.merge(knees, on="task_id", how="left").merge(static, on="task_id", how="left")
     else:
         out["r_emp"], out["static_student_R"] = np.nan, np.nan
-    out = out.sort_values(["rung", "r_star", "task_seed"],
-                          key=lambda c: c.map(rung_sort_key) if c.name == "rung" else c)
-    return out[["task_id", "rung", "lambda", "r_star", "task_seed", "sigma", "P_static", "P_attn",
-                "P_static_raw", "P_attn_raw", "static_fit_share", "r_emp",
-                "static_student_R"]].reset_index(drop=True)
+    out = out.sort_values(
+        ["rung", "r_star", "task_seed"],
+        key=lambda c: c.map(rung_sort_key) if c.name == "rung" else c,
+    )
+    return out[
+        [
+            "task_id",
+            "rung",
+            "lambda",
+            "r_star",
+            "task_seed",
+            "sigma",
+            "P_static",
+            "P_attn",
+            "P_static_raw",
+            "P_attn_raw",
+            "static_fit_share",
+            "r_emp",
+            "static_student_R",
+        ]
+    ].reset_index(drop=True)
 
 
 def ladder_summary(t2: pd.DataFrame) -> pd.DataFrame:
@@ -297,18 +387,28 @@ def ladder_summary(t2: pd.DataFrame) -> pd.DataFrame:
         trained = g["r_emp"].notna().any() or g["static_student_R"].notna().any()
         # a task without a knee (r_emp NaN) counts as a miss; without training, no rate at all
         r_emp_rate = float((g["r_emp"] == g["r_star"]).mean()) if trained else np.nan
-        rows.append({"rung": rung, "lambda": ladder_lambda(rung), "n_tasks": len(g),
-                     "P_static_exact_rate": st["exact_rate"],
-                     "P_static_abs_error": st["mean_abs_error"],
-                     "static_fit_share": g["static_fit_share"].mean(),
-                     "static_student_R": g["static_student_R"].mean(),
-                     "r_emp_exact_rate": r_emp_rate,
-                     "P_attn_exact_rate": at["exact_rate"]})
+        rows.append(
+            {
+                "rung": rung,
+                "lambda": ladder_lambda(rung),
+                "n_tasks": len(g),
+                "P_static_exact_rate": st["exact_rate"],
+                "P_static_abs_error": st["mean_abs_error"],
+                "static_fit_share": g["static_fit_share"].mean(),
+                "static_student_R": g["static_student_R"].mean(),
+                "r_emp_exact_rate": r_emp_rate,
+                "P_attn_exact_rate": at["exact_rate"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def estimator_table(learned: pd.DataFrame | None, preds: pd.DataFrame,
-                    linear_rung: str = "L3", softmax_rung: str = "L4") -> pd.DataFrame:
+def estimator_table(
+    learned: pd.DataFrame | None,
+    preds: pd.DataFrame,
+    linear_rung: str = "L3",
+    softmax_rung: str = "L4",
+) -> pd.DataFrame:
     """T3: exact rate and mean |error| per estimator, linear vs softmax attention.
 
     Two kinds of kernels: the learned kernels of full-rank students (``learned``) and the
@@ -327,11 +427,23 @@ def estimator_table(learned: pd.DataFrame | None, preds: pd.DataFrame,
             sub = df[df["rung"] == rung]
             for est in sub["estimator"].drop_duplicates():
                 e = sub[sub["estimator"] == est]
-                rows.append({"kernels": kind, "mixing": mixing, "rung": rung, "estimator": est,
-                             **{k: v for k, v in exact_summary(e["r_hat"], e["r_star"]).items()
-                                if k != "exact"}})
-    return pd.DataFrame(rows, columns=["kernels", "mixing", "rung", "estimator", "n",
-                                       "exact_rate", "mean_abs_error"])
+                rows.append(
+                    {
+                        "kernels": kind,
+                        "mixing": mixing,
+                        "rung": rung,
+                        "estimator": est,
+                        **{
+                            k: v
+                            for k, v in exact_summary(e["r_hat"], e["r_star"]).items()
+                            if k != "exact"
+                        },
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=["kernels", "mixing", "rung", "estimator", "n", "exact_rate", "mean_abs_error"],
+    )
 
 
 def frontier_table(frontier: pd.DataFrame) -> pd.DataFrame:
@@ -341,11 +453,19 @@ def frontier_table(frontier: pd.DataFrame) -> pd.DataFrame:
     """
     require_columns(frontier, FRONTIER_COLUMNS, "frontier")
     keys = ["class", "value_map", "predictor", "estimator", "n", "d", "sigma", "beta"]
-    f = frontier.assign(exact=(round_rank(frontier["r_hat"]) == frontier["r_star"]).astype(float),
-                        abs_error=(frontier["r_hat"] - frontier["r_star"]).abs())
-    out = f.groupby(keys, dropna=False, sort=True).agg(
-        n_cases=("exact", "size"), exact_rate=("exact", "mean"),
-        mean_abs_error=("abs_error", "mean")).reset_index()
+    f = frontier.assign(
+        exact=(round_rank(frontier["r_hat"]) == frontier["r_star"]).astype(float),
+        abs_error=(frontier["r_hat"] - frontier["r_star"]).abs(),
+    )
+    out = (
+        f.groupby(keys, dropna=False, sort=True)
+        .agg(
+            n_cases=("exact", "size"),
+            exact_rate=("exact", "mean"),
+            mean_abs_error=("abs_error", "mean"),
+        )
+        .reset_index()
+    )
     return out
 
 
@@ -362,9 +482,15 @@ def frontier_rate(frontier: pd.DataFrame, estimator: str, **where) -> pd.DataFra
 # ---------------------------------------------------------------- the analysis stage
 
 
-def run_analyses(preds: pd.DataFrame, metrics: pd.DataFrame | None,
-                 dynamics: pd.DataFrame | None, estimator: str, epsilon: float,
-                 taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL) -> dict[str, pd.DataFrame]:
+def run_analyses(
+    preds: pd.DataFrame,
+    metrics: pd.DataFrame | None,
+    dynamics: pd.DataFrame | None,
+    estimator: str,
+    epsilon: float,
+    taus=DEFAULT_TAUS,
+    tol: float = DEFAULT_TOL,
+) -> dict[str, pd.DataFrame]:
     """Every cached analysis table the figures read, keyed by file stem.
 
     risk_curves, rank_dynamics, learned_ranks, ladder, T2_intrinsic_ranks, T3_estimators.
@@ -377,7 +503,11 @@ def run_analyses(preds: pd.DataFrame, metrics: pd.DataFrame | None,
     else:
         curves, learned = pd.DataFrame(), None
     dyn = rank_dynamics(dynamics, estimator, tol) if dynamics is not None else pd.DataFrame()
-    return {"risk_curves": curves, "rank_dynamics": dyn,
-            "learned_ranks": learned if learned is not None else pd.DataFrame(),
-            "ladder": ladder_summary(t2), "T2_intrinsic_ranks": t2,
-            "T3_estimators": estimator_table(learned, preds)}
+    return {
+        "risk_curves": curves,
+        "rank_dynamics": dyn,
+        "learned_ranks": learned if learned is not None else pd.DataFrame(),
+        "ladder": ladder_summary(t2),
+        "T2_intrinsic_ranks": t2,
+        "T3_estimators": estimator_table(learned, preds),
+    }

@@ -24,8 +24,10 @@ def validate(cfg: dict, schema: str = "config") -> dict:
     """Raise ConfigError naming the first offending key, else return cfg unchanged."""
     import jsonschema
 
-    errors = sorted(jsonschema.Draft202012Validator(_schema(schema)).iter_errors(cfg),
-                    key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(_schema(schema)).iter_errors(cfg),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
         e = errors[0]
         where = ".".join(str(p) for p in e.absolute_path) or "<top level>"

@@ -44,13 +44,13 @@ class Optim:
     eval_every: int = 50
     patience: int = 2
     min_delta: float = 1e-3
-    lr_decay: float = 0.3        # learning rate factor on a plateau ...
-    lr_drops: int = 2            # ... applied this many times before the student is retired
-    converge_at: float = 0.1     # retire once the windowed training R ≤ converge_at · ε
-    chunk: int = 32              # students per forward/backward pass inside a step
+    lr_decay: float = 0.3  # learning rate factor on a plateau ...
+    lr_drops: int = 2  # ... applied this many times before the student is retired
+    converge_at: float = 0.1  # retire once the windowed training R ≤ converge_at · ε
+    chunk: int = 32  # students per forward/backward pass inside a step
 
     @classmethod
-    def from_config(cls, d: dict) -> "Optim":
+    def from_config(cls, d: dict) -> Optim:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
@@ -76,7 +76,9 @@ def pick_backend(name: str, dev: torch.device) -> str:
     if name == "torch" or (name == "auto" and dev.type != "cpu"):
         return "torch"
     if dev.type != "cpu":
-        raise ValueError("train.backend: fused runs on the CPU only; use auto or torch with device: cuda")
+        raise ValueError(
+            "train.backend: fused runs on the CPU only; use auto or torch with device: cuda"
+        )
     if fused.available():
         return "fused"
     if name == "fused":
@@ -84,8 +86,10 @@ def pick_backend(name: str, dev: torch.device) -> str:
             fused.library()
         except RuntimeError as exc:  # a config the machine cannot run: one line, not a traceback
             raise ValueError(str(exc)) from None
-    print("entropic-bound: the fused CPU kernel did not build; training with the torch backend",
-          file=sys.stderr)
+    print(
+        "entropic-bound: the fused CPU kernel did not build; training with the torch backend",
+        file=sys.stderr,
+    )
     return "torch"
 
 
@@ -100,11 +104,21 @@ def tail_energy(spectrum: np.ndarray, rank: int) -> float:
     return float(e[rank:].sum() / e.sum())
 
 
-def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: list[int],
-                   seeds: list[int], optim: Optim, *, init_scale: float = 1e-2,
-                   epsilon: float = 1e-3, checkpoints: int = 20, base_seed: int = 0,
-                   static_student: bool = False, device: str = "auto",
-                   backend: str = "auto") -> dict[str, pd.DataFrame]:
+def train_students(
+    tasks: list[tuple[dict, dict]],
+    student_class: str,
+    ranks: list[int],
+    seeds: list[int],
+    optim: Optim,
+    *,
+    init_scale: float = 1e-2,
+    epsilon: float = 1e-3,
+    checkpoints: int = 20,
+    base_seed: int = 0,
+    static_student: bool = False,
+    device: str = "auto",
+    backend: str = "auto",
+) -> dict[str, pd.DataFrame]:
     """Train every (task, seed, rank) student of ``student_class`` in one batched program.
 
     ``tasks``: list of (arrays, meta) as returned by ``tasks.load_task`` (equal n, d, β).
@@ -141,9 +155,11 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
 
     # per-stream randomness: initial factors (nested across ranks) and minibatch indices
     Q0, K0, V0, idx = [], [], [], []
-    for t, m in enumerate(metas):
+    for _t, m in enumerate(metas):
         for seed in seeds:
-            g = torch.Generator().manual_seed(_stream_seed(base_seed, m["task_id"], student_class, seed))
+            g = torch.Generator().manual_seed(
+                _stream_seed(base_seed, m["task_id"], student_class, seed)
+            )
             # full k×k draws, sliced: a student's init does not depend on the other ranks
             Q0.append(torch.randn(k, k, generator=g)[:, :rmax])
             K0.append(torch.randn(k, k, generator=g)[:, :rmax])
@@ -155,15 +171,23 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     # fused update over the batch. Masked columns stay exactly zero without a mask in the
     # forward pass: their gradient is dL/dA·K[:, j] = 0, so Adam's moments and step are 0 too.
     kr = k * rmax
-    W = torch.cat([(torch.stack(Q0)[s_stream] * mask).reshape(S, kr),
-                   (torch.stack(K0)[s_stream] * mask).reshape(S, kr),
-                   torch.stack(V0)[s_stream].reshape(S, d * d)], dim=1)
+    W = torch.cat(
+        [
+            (torch.stack(Q0)[s_stream] * mask).reshape(S, kr),
+            (torch.stack(K0)[s_stream] * mask).reshape(S, kr),
+            torch.stack(V0)[s_stream].reshape(S, d * d),
+        ],
+        dim=1,
+    )
     W = (W * init_scale).to(**f32).contiguous()
     batch_idx = torch.stack(idx).to(dev)  # [T*K, steps, B]
 
     def unpack(w):
-        return (w[:, :kr].view(-1, k, rmax), w[:, kr:2 * kr].view(-1, k, rmax),
-                w[:, 2 * kr:].view(-1, d, d))
+        return (
+            w[:, :kr].view(-1, k, rmax),
+            w[:, kr : 2 * kr].view(-1, k, rmax),
+            w[:, 2 * kr :].view(-1, d, d),
+        )
 
     def kernel(w):
         q, kk, _ = unpack(w)
@@ -179,7 +203,9 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
     final = W.clone()
     steps_run = torch.zeros(S, dtype=torch.long, device=dev)
     converged = torch.zeros(S, dtype=torch.bool, device=dev)
-    ckpt_steps = set(np.unique(np.linspace(0, optim.max_steps, checkpoints).round().astype(int)).tolist())
+    ckpt_steps = set(
+        np.unique(np.linspace(0, optim.max_steps, checkpoints).round().astype(int)).tolist()
+    )
     dyn_rows: list[tuple[np.ndarray, int, np.ndarray]] = []
     loss_rows: list[tuple[np.ndarray, int, np.ndarray]] = []
 
@@ -196,8 +222,9 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             record_spectra(step, alive, W)
         rows = (task_of[alive] * N)[:, None] + batch_idx[stream_of[alive], step]  # [S_a, B]
         if backend == "fused":
-            loss = _fused_grad(W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta,
-                               P[task_of[alive]])
+            loss = _fused_grad(
+                W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P[task_of[alive]]
+            )
             _check_finite(loss, alive, grid, metas, seeds, student_class, step)
             window[alive] += loss
         else:
@@ -211,15 +238,17 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
                 Xb = Xflat.index_select(0, r).view(-1, optim.batch, n, d)
                 Yb = Yflat.index_select(0, r).view(-1, optim.batch, n, d)
                 A = (Qa @ Ka.transpose(-1, -2))[:, None]
-                pred = apply_operator(student_class, Xb, A, Va[:, None], beta=beta,
-                                      P=P[task_of[alive[sl]]][:, None])
+                pred = apply_operator(
+                    student_class, Xb, A, Va[:, None], beta=beta, P=P[task_of[alive[sl]]][:, None]
+                )
                 with torch.no_grad():
                     diff = pred - Yb
                     loss = diff.pow(2).mean((1, 2, 3))
                 _check_finite(loss, alive[sl], grid, metas, seeds, student_class, step)
                 # d(Σ_s loss_s)/d pred = 2·diff / (B·n·d): hand it to autograd directly
-                (G[sl],) = torch.autograd.grad(pred, [Wc],
-                                               grad_outputs=diff.mul_(2.0 / diff[0].numel()))
+                (G[sl],) = torch.autograd.grad(
+                    pred, [Wc], grad_outputs=diff.mul_(2.0 / diff[0].numel())
+                )
                 window[alive[sl]] += loss
         c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
         if backend == "fused":  # Adam in one pass (C); the torch version below makes seven
@@ -246,7 +275,11 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
             lr[alive] = torch.where(drop, lr[alive] * optim.lr_decay, lr[alive])
             drops[alive] += drop.long()
             bad[alive] = torch.where(drop, 0, bad[alive])
-            done = done_conv | (plateau & ~drop) | torch.tensor(step + 1 >= optim.max_steps, device=dev)
+            done = (
+                done_conv
+                | (plateau & ~drop)
+                | torch.tensor(step + 1 >= optim.max_steps, device=dev)
+            )
             converged[alive] = done_conv
             if bool(done.any()):
                 gone = alive[done]
@@ -259,12 +292,28 @@ def train_students(tasks: list[tuple[dict, dict]], student_class: str, ranks: li
                 break
 
     Qf, Kf, Vf = unpack(final)
-    metrics = _final_metrics(tasks, student_class, Qf @ Kf.transpose(-1, -2), Vf, task_of, grid,
-                             seeds, static_student, steps_run, converged, beta, P, dev, backend)
+    metrics = _final_metrics(
+        tasks,
+        student_class,
+        Qf @ Kf.transpose(-1, -2),
+        Vf,
+        task_of,
+        grid,
+        seeds,
+        static_student,
+        steps_run,
+        converged,
+        beta,
+        P,
+        dev,
+        backend,
+    )
     metrics["backend"] = backend
-    return {"metrics": metrics,
-            "dynamics": _long_rows(dyn_rows, metrics, "spectrum"),
-            "loss": _long_rows(loss_rows, metrics, "train_loss")}
+    return {
+        "metrics": metrics,
+        "dynamics": _long_rows(dyn_rows, metrics, "spectrum"),
+        "loss": _long_rows(loss_rows, metrics, "train_loss"),
+    }
 
 
 def _check_finite(loss, ids, grid, metas, seeds, student_class, step) -> None:
@@ -274,7 +323,8 @@ def _check_finite(loss, ids, grid, metas, seeds, student_class, step) -> None:
     raise ValueError(
         f"training of {student_class} diverged (non-finite loss) on task "
         f"{metas[t_]['task_id']}, rank {r_}, seed {seeds[j_]} at step {step + 1}; "
-        f"lower train.classes.<class>.lr")
+        f"lower train.classes.<class>.lr"
+    )
 
 
 def _fused_grad(W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P) -> torch.Tensor:
@@ -285,8 +335,9 @@ def _fused_grad(W, G, rows, unpack, student_class, Xflat, Yflat, n, d, beta, P) 
     (columns of Q, K beyond a student's rank stay zero: so do their gradients).
     """
     Q, K, V = unpack(W)
-    A, bias, softmax = operator_terms(student_class, Q @ K.transpose(-1, -2), n=n, d=d,
-                                      beta=beta, P=P)
+    A, bias, softmax = operator_terms(
+        student_class, Q @ K.transpose(-1, -2), n=n, d=d, beta=beta, P=P
+    )
     loss, dA, dbias, dV = fused.fused_step(Xflat, Yflat, rows, A, bias, V, softmax)
     dkernel = operator_terms_adjoint(student_class, dA, dbias, n=n, d=d, beta=beta, P=P)
     dQ, dK, dVv = unpack(G)
@@ -301,22 +352,39 @@ def _evaluate(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Ten
     total = torch.zeros(A.shape[0], dtype=torch.float64, device=A.device)
     N = X.shape[1]
     for lo in range(0, N, chunk):
-        pred = apply_operator(student_class, X[:, lo:lo + chunk], A[:, None], V[:, None], beta=beta, P=P)
-        total += (pred - Y[:, lo:lo + chunk]).double().pow(2).sum((1, 2, 3))
+        pred = apply_operator(
+            student_class, X[:, lo : lo + chunk], A[:, None], V[:, None], beta=beta, P=P
+        )
+        total += (pred - Y[:, lo : lo + chunk]).double().pow(2).sum((1, 2, 3))
     return total / (N * X.shape[2] * X.shape[3])
 
 
 def _evaluate_fused(student_class, X, Y, kernel, V, beta, P) -> torch.Tensor:
     """Per-student MSE over a whole split (X, Y: [N, n, d] of one task) with the fused kernel."""
     n, d = X.shape[-2:]
-    A, bias, softmax = operator_terms(student_class, kernel, n=n, d=d, beta=beta,
-                                      P=P.expand(len(kernel), n, d))
+    A, bias, softmax = operator_terms(
+        student_class, kernel, n=n, d=d, beta=beta, P=P.expand(len(kernel), n, d)
+    )
     rows = torch.arange(len(X)).expand(len(kernel), len(X))
     return fused.fused_step(X, Y, rows, A, bias, V, softmax, backward=False)[0]
 
 
-def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_student,
-                   steps_run, converged, beta, P, dev, backend="torch") -> pd.DataFrame:
+def _final_metrics(
+    tasks,
+    student_class,
+    A,
+    V,
+    task_of,
+    grid,
+    seeds,
+    static_student,
+    steps_run,
+    converged,
+    beta,
+    P,
+    dev,
+    backend="torch",
+) -> pd.DataFrame:
     f32 = dict(dtype=torch.float32, device=dev)
     with torch.no_grad():
         spectra = torch.linalg.svdvals(A.double()).cpu().numpy()
@@ -328,24 +396,39 @@ def _final_metrics(tasks, student_class, A, V, task_of, grid, seeds, static_stud
                 X = torch.as_tensor(arrays[f"X_{split}"]).to(**f32)
                 Y = torch.as_tensor(arrays[f"Y_{split}"]).to(**f32)
                 if backend == "fused":
-                    mse[split] = _evaluate_fused(student_class, X, Y, A[sel], V[sel], beta, P[t]).numpy()
+                    mse[split] = _evaluate_fused(
+                        student_class, X, Y, A[sel], V[sel], beta, P[t]
+                    ).numpy()
                     continue
                 Xs = X.expand(len(sel), *X.shape)
                 Ys = Y.expand(len(sel), *Y.shape)
-                mse[split] = _evaluate(student_class, Xs, Ys, A[sel], V[sel], beta, P[t]).cpu().numpy()
+                mse[split] = (
+                    _evaluate(student_class, Xs, Ys, A[sel], V[sel], beta, P[t]).cpu().numpy()
+                )
             teacher = np.asarray(meta["kernel_singular_values"])
             for j, s in enumerate(sel.cpu().numpy()):
                 rank = int(grid[s, 2])
-                rows.append({
-                    "task_id": meta["task_id"], "rung": meta["class"], "r_star": meta["r_star"],
-                    "task_seed": meta["seed"], "student_class": student_class,
-                    "static_student": static_student, "rank": rank, "seed": seeds[int(grid[s, 1])],
-                    "train_mse": float(mse["train"][j]), "test_mse": float(mse["test"][j]),
-                    "R": float((mse["test"][j] - meta["sigma"] ** 2) / meta["test_clean_power"]),
-                    "R_theory": tail_energy(teacher, rank),
-                    "steps": int(steps_run[s]), "converged": bool(converged[s]),
-                    "spectrum": spectra[s].tolist(),
-                })
+                rows.append(
+                    {
+                        "task_id": meta["task_id"],
+                        "rung": meta["class"],
+                        "r_star": meta["r_star"],
+                        "task_seed": meta["seed"],
+                        "student_class": student_class,
+                        "static_student": static_student,
+                        "rank": rank,
+                        "seed": seeds[int(grid[s, 1])],
+                        "train_mse": float(mse["train"][j]),
+                        "test_mse": float(mse["test"][j]),
+                        "R": float(
+                            (mse["test"][j] - meta["sigma"] ** 2) / meta["test_clean_power"]
+                        ),
+                        "R_theory": tail_energy(teacher, rank),
+                        "steps": int(steps_run[s]),
+                        "converged": bool(converged[s]),
+                        "spectrum": spectra[s].tolist(),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

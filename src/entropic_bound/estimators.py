@@ -97,8 +97,12 @@ def estimate(s, name: str, tol: float = DEFAULT_TOL) -> np.ndarray:
     """One estimator by its table name (``numerical``, ``stable``, ..., ``energy_0.99``)."""
     if name.startswith("energy_"):
         return energy_rank(s, float(name.split("_", 1)[1]))
-    table = {"numerical": lambda x: numerical_rank(x, tol), "stable": stable_rank,
-             "entropy": entropy_rank, "participation": participation_rank}
+    table = {
+        "numerical": lambda x: numerical_rank(x, tol),
+        "stable": stable_rank,
+        "entropy": entropy_rank,
+        "participation": participation_rank,
+    }
     if name not in table:
         raise ValueError(f"unknown estimator {name!r}; choose one of {estimator_names()}")
     return table[name](s)
@@ -121,5 +125,6 @@ def estimates_long(keys, spectra, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL):
     import pandas as pd
 
     est = all_estimators(pad_spectra(spectra), taus=taus, tol=tol)
-    return pd.concat([keys.assign(estimator=name, r_hat=val) for name, val in est.items()],
-                     ignore_index=True)
+    return pd.concat(
+        [keys.assign(estimator=name, r_hat=val) for name, val in est.items()], ignore_index=True
+    )

@@ -16,21 +16,45 @@ import pandas as pd
 import torch
 
 from .estimators import estimates_long
-from .predictors import (DEFAULT_CLIP, _rearranged_summary, attention_native_pinv,
-                         attention_native_spectrum, inversion_normal_matrix, inversion_spectrum,
-                         log_inversion_spectrum)
+from .predictors import (
+    DEFAULT_CLIP,
+    _rearranged_summary,
+    attention_native_pinv,
+    attention_native_spectrum,
+    inversion_normal_matrix,
+    inversion_spectrum,
+    log_inversion_spectrum,
+)
 from .tasks import haar_orthonormal, teacher_kernel
 
-COLUMNS = ["class", "value_map", "n", "d", "sigma", "beta", "r_star", "seed", "predictor",
-           "estimator", "r_hat"]
+COLUMNS = [
+    "class",
+    "value_map",
+    "n",
+    "d",
+    "sigma",
+    "beta",
+    "r_star",
+    "seed",
+    "predictor",
+    "estimator",
+    "r_hat",
+]
 
 
 def _gen(*key: int) -> torch.Generator:
-    return torch.Generator().manual_seed(int(np.random.SeedSequence(list(key)).generate_state(1)[0]))
+    return torch.Generator().manual_seed(
+        int(np.random.SeedSequence(list(key)).generate_state(1)[0])
+    )
 
 
-def frontier_grid(fcfg: dict, base_seed: int = 0, taus=(0.9, 0.95, 0.99), tol: float = 1e-3,
-                  clip: float = DEFAULT_CLIP) -> pd.DataFrame:
+def frontier_grid(
+    fcfg: dict,
+    base_seed: int = 0,
+    taus=(0.9, 0.95, 0.99),
+    tol: float = 1e-3,
+    clip: float = DEFAULT_CLIP,
+) -> pd.DataFrame:
     """Long table of r_hat for every cell × applicable predictor × estimator."""
     d, B = fcfg["d"], fcfg["n_seqs"]
     rows: list[dict] = []
@@ -54,8 +78,13 @@ def frontier_grid(fcfg: dict, base_seed: int = 0, taus=(0.9, 0.95, 0.99), tol: f
         if invert_ok:
             chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
         for r_star in fcfg["r_star"]:
-            A, _ = teacher_kernel(d, r_star, fcfg["kappa"], fcfg["gain"] * math.sqrt(d),
-                                  _gen(base_seed, 104729, r_star, seed))
+            A, _ = teacher_kernel(
+                d,
+                r_star,
+                fcfg["kappa"],
+                fcfg["gain"] * math.sqrt(d),
+                _gen(base_seed, 104729, r_star, seed),
+            )
             XAX = X @ A @ X.transpose(-1, -2)
             for cls in fcfg["classes"]:
                 betas = fcfg["beta"] if cls == "L4" else [None]
@@ -66,21 +95,39 @@ def frontier_grid(fcfg: dict, base_seed: int = 0, taus=(0.9, 0.95, 0.99), tol: f
                         V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
                         clean = MX @ V
                         Ys = torch.cat([clean + s * E for s in fcfg["sigma"]])  # [S, B, n, d]
-                        key = [{"class": cls, "value_map": value_map, "n": n, "d": d,
-                                "sigma": s, "beta": beta if beta is not None else np.nan,
-                                "r_star": r_star, "seed": seed} for s in fcfg["sigma"]]
-                        emit([{**k, "predictor": "P_attn"} for k in key],
-                             attention_native_spectrum(pinv.expand(len(Ys), -1, -1, -1), Ys))
+                        key = [
+                            {
+                                "class": cls,
+                                "value_map": value_map,
+                                "n": n,
+                                "d": d,
+                                "sigma": s,
+                                "beta": beta if beta is not None else np.nan,
+                                "r_star": r_star,
+                                "seed": seed,
+                            }
+                            for s in fcfg["sigma"]
+                        ]
+                        emit(
+                            [{**k, "predictor": "P_attn"} for k in key],
+                            attention_native_spectrum(pinv.expand(len(Ys), -1, -1, -1), Ys),
+                        )
                         if static_ok:
                             y = Ys.reshape(len(Ys), B, n * d)
-                            K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(1, 2)
+                            K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
+                                1, 2
+                            )
                             M_hat = torch.as_tensor(_rearranged_summary(K, n, d, False)["M_hat"])
-                            spec = (log_inversion_spectrum(M_hat, clip) if cls == "L4"
-                                    else torch.linalg.svdvals(M_hat))
+                            spec = (
+                                log_inversion_spectrum(M_hat, clip)
+                                if cls == "L4"
+                                else torch.linalg.svdvals(M_hat)
+                            )
                             emit([{**k, "predictor": "P_static"} for k in key], spec)
                         if invert_ok and cls == "L4" and value_map == "known":
-                            spec = inversion_spectrum(X.expand(len(Ys), -1, -1, -1), Ys, None,
-                                                      chol_inv, clip)
+                            spec = inversion_spectrum(
+                                X.expand(len(Ys), -1, -1, -1), Ys, None, chol_inv, clip
+                            )
                             emit([{**k, "predictor": "P_invert"} for k in key], spec)
     # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
     return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]

@@ -23,8 +23,16 @@ from pathlib import Path
 import torch
 
 SOURCE = Path(__file__).with_name("_fused_step.c")
-FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fno-math-errno",
-         "-fno-trapping-math", "-std=gnu11"]
+FLAGS = [
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-std=gnu11",
+]
 
 _lib: ctypes.CDLL | None = None
 _error: str | None = None
@@ -50,8 +58,9 @@ def _build() -> ctypes.CDLL:
     if not cc:
         raise RuntimeError("no C compiler (cc/gcc) on PATH")
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([SOURCE.read_text(), " ".join(FLAGS), cc, version,
-                                    _cpu_key()]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        "\0".join([SOURCE.read_text(), " ".join(FLAGS), cc, version, _cpu_key()]).encode()
+    ).hexdigest()[:16]
     target = cache_dir() / f"fused_step-{key}.so"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +68,9 @@ def _build() -> ctypes.CDLL:
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
         os.close(fd)
         try:
-            res = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
+            res = subprocess.run(
+                [cc, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True
+            )
             if res.returncode:
                 last = (res.stderr.strip().splitlines() or ["no message"])[-1]
                 raise RuntimeError(f"{cc} failed to build {SOURCE.name}: {last}")
@@ -69,11 +80,18 @@ def _build() -> ctypes.CDLL:
                 os.unlink(tmp)
     lib = ctypes.CDLL(str(target))
     lib.fused_step.restype = ctypes.c_int
-    lib.fused_step.argtypes = ([ctypes.c_int] * 4 + [ctypes.c_void_p] * 6 + [ctypes.c_int] * 2
-                               + [ctypes.c_float] + [ctypes.c_void_p] * 4 + [ctypes.c_int])
+    lib.fused_step.argtypes = (
+        [ctypes.c_int] * 4
+        + [ctypes.c_void_p] * 6
+        + [ctypes.c_int] * 2
+        + [ctypes.c_float]
+        + [ctypes.c_void_p] * 4
+        + [ctypes.c_int]
+    )
     lib.adam_step.restype = None
-    lib.adam_step.argtypes = ([ctypes.c_int] * 2 + [ctypes.c_void_p] * 5 + [ctypes.c_float] * 5
-                              + [ctypes.c_int])
+    lib.adam_step.argtypes = (
+        [ctypes.c_int] * 2 + [ctypes.c_void_p] * 5 + [ctypes.c_float] * 5 + [ctypes.c_int]
+    )
     return lib
 
 
@@ -102,9 +120,18 @@ def _ptr(t: torch.Tensor | None) -> int | None:
     return None if t is None else t.data_ptr()
 
 
-def fused_step(X: torch.Tensor, Y: torch.Tensor, rows: torch.Tensor, A: torch.Tensor | None,
-               bias: torch.Tensor | None, V: torch.Tensor, softmax: bool, *, backward: bool = True,
-               threads: int | None = None):
+def fused_step(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    rows: torch.Tensor,
+    A: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    V: torch.Tensor,
+    softmax: bool,
+    *,
+    backward: bool = True,
+    threads: int | None = None,
+):
     """Loss and gradients of every student's minibatch MSE.
 
     X, Y: [R, n, d] float32 sequences; rows: [S, B] int64 indices into them; A: [S, d, d] or
@@ -115,8 +142,10 @@ def fused_step(X: torch.Tensor, Y: torch.Tensor, rows: torch.Tensor, A: torch.Te
     """
     lib = library()
     if rows.ndim != 2 or X.ndim != 3 or Y.shape != X.shape:
-        raise ValueError(f"fused_step: rows must be [S, B] and X, Y equal [R, n, d]; got "
-                         f"{tuple(rows.shape)}, {tuple(X.shape)}, {tuple(Y.shape)}")
+        raise ValueError(
+            f"fused_step: rows must be [S, B] and X, Y equal [R, n, d]; got "
+            f"{tuple(rows.shape)}, {tuple(X.shape)}, {tuple(Y.shape)}"
+        )
     S, B = rows.shape
     n, d = X.shape[-2:]
     if A is None and bias is None:
@@ -133,17 +162,44 @@ def fused_step(X: torch.Tensor, Y: torch.Tensor, rows: torch.Tensor, A: torch.Te
     dA = torch.empty_like(A) if A is not None and backward else None
     dbias = torch.empty_like(bias) if bias is not None and backward else None
     dV = torch.empty_like(V) if backward else None
-    failed = lib.fused_step(S, B, n, d, _ptr(X), _ptr(Y), _ptr(rows), _ptr(A), _ptr(bias), _ptr(V),
-                            int(softmax), int(backward), 2.0 / (B * n * d), _ptr(loss), _ptr(dA),
-                            _ptr(dbias), _ptr(dV), int(threads or torch.get_num_threads()))
+    failed = lib.fused_step(
+        S,
+        B,
+        n,
+        d,
+        _ptr(X),
+        _ptr(Y),
+        _ptr(rows),
+        _ptr(A),
+        _ptr(bias),
+        _ptr(V),
+        int(softmax),
+        int(backward),
+        2.0 / (B * n * d),
+        _ptr(loss),
+        _ptr(dA),
+        _ptr(dbias),
+        _ptr(dV),
+        int(threads or torch.get_num_threads()),
+    )
     if failed:
         raise MemoryError("fused_step: could not allocate its scratch memory")
     return loss, dA, dbias, dV
 
 
-def adam_step(W: torch.Tensor, G: torch.Tensor, m1: torch.Tensor, m2: torch.Tensor,
-              lr: torch.Tensor, b1: float, b2: float, c1: float, c2: float, eps: float,
-              threads: int | None = None) -> None:
+def adam_step(
+    W: torch.Tensor,
+    G: torch.Tensor,
+    m1: torch.Tensor,
+    m2: torch.Tensor,
+    lr: torch.Tensor,
+    b1: float,
+    b2: float,
+    c1: float,
+    c2: float,
+    eps: float,
+    threads: int | None = None,
+) -> None:
     """One Adam update of every row of W (a student each) in place, in one pass; ``lr: [S]``."""
     lib = library()
     arrays = (W, G, m1, m2)
@@ -152,8 +208,18 @@ def adam_step(W: torch.Tensor, G: torch.Tensor, m1: torch.Tensor, m2: torch.Tens
     lr = lr.contiguous().float()
     if W.ndim != 2 or lr.shape != (W.shape[0],):
         raise ValueError("adam_step: W must be [S, P] and lr [S]")
-    lib.adam_step(W.shape[0], W.shape[1], *(_ptr(t) for t in arrays), _ptr(lr), b1, b2, c1, c2, eps,
-                  int(threads or torch.get_num_threads()))
+    lib.adam_step(
+        W.shape[0],
+        W.shape[1],
+        *(_ptr(t) for t in arrays),
+        _ptr(lr),
+        b1,
+        b2,
+        c1,
+        c2,
+        eps,
+        int(threads or torch.get_num_threads()),
+    )
 
 
 if __name__ == "__main__":  # python -m entropic_bound.fused: build and report

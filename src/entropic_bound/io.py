@@ -28,8 +28,11 @@ def atomic_path(path, suffix: str | None = None):
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                               suffix=suffix if suffix is not None else path.suffix)
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent,
+        prefix=f".{path.name}.",
+        suffix=suffix if suffix is not None else path.suffix,
+    )
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -95,11 +98,21 @@ def read_table(path) -> pd.DataFrame:
 
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("-dirty" if dirty else "") if out.returncode == 0 else "unknown"
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        return (
+            out.stdout.strip() + ("-dirty" if dirty else "") if out.returncode == 0 else "unknown"
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -116,9 +129,14 @@ def package_versions() -> dict[str, str]:
 
 def provenance(cfg: dict, **extra) -> dict:
     """The stamp every artifact carries: config hash, git commit, package versions, seeds."""
-    return {"config_hash": config_hash(cfg), "run_name": cfg.get("run_name"),
-            "git_commit": git_commit(), "packages": package_versions(),
-            "seed": cfg.get("seed"), **extra}
+    return {
+        "config_hash": config_hash(cfg),
+        "run_name": cfg.get("run_name"),
+        "git_commit": git_commit(),
+        "packages": package_versions(),
+        "seed": cfg.get("seed"),
+        **extra,
+    }
 
 
 def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
@@ -133,9 +151,16 @@ def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
             stamp = json.loads(side.read_text())
             entry.update({k: stamp.get(k) for k in ("config_hash", "git_commit", "rule")})
         items[str(p)] = entry
-    summary = {**provenance(cfg), "config": cfg, "seeds": {
-        "base": cfg["seed"], "task_seeds": cfg["task"]["seeds"],
-        "student_seeds": cfg["train"]["student_seeds"], "frontier_seeds": cfg["frontier"]["seeds"]},
-        "artifacts": items}
+    summary = {
+        **provenance(cfg),
+        "config": cfg,
+        "seeds": {
+            "base": cfg["seed"],
+            "task_seeds": cfg["task"]["seeds"],
+            "student_seeds": cfg["train"]["student_seeds"],
+            "frontier_seeds": cfg["frontier"]["seeds"],
+        },
+        "artifacts": items,
+    }
     write_json(out_path, summary)
     return summary

@@ -42,8 +42,14 @@ def _bilinear(X: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     return _rmul(X, kernel) @ X.transpose(-1, -2)
 
 
-def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: float = 1.0,
-                    P: torch.Tensor | None = None) -> torch.Tensor:
+def mixing_operator(
+    rung: str,
+    X: torch.Tensor,
+    kernel: torch.Tensor,
+    *,
+    beta: float = 1.0,
+    P: torch.Tensor | None = None,
+) -> torch.Tensor:
     """M(X) = act(bias + X A Xᵀ): [..., n, n] for ``X: [..., n, d]`` (terms: :func:`operator_terms`)."""
     A, bias, softmax = operator_terms(rung, kernel, n=X.shape[-2], d=X.shape[-1], beta=beta, P=P)
     if A is None:
@@ -53,8 +59,15 @@ def mixing_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, *, beta: f
     return torch.softmax(Z, dim=-1) if softmax else Z
 
 
-def operator_terms(rung: str, kernel: torch.Tensor, *, n: int, d: int, beta: float = 1.0,
-                   P: torch.Tensor | None = None):
+def operator_terms(
+    rung: str,
+    kernel: torch.Tensor,
+    *,
+    n: int,
+    d: int,
+    beta: float = 1.0,
+    P: torch.Tensor | None = None,
+):
     """Every rung's operator in one form, M(X) = act(bias + X A Xᵀ), shared by the teacher, the
     torch student (:func:`mixing_operator`) and the fused kernel.
 
@@ -79,9 +92,16 @@ def operator_terms(rung: str, kernel: torch.Tensor, *, n: int, d: int, beta: flo
     return lam * scale * kernel, P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2), True
 
 
-def operator_terms_adjoint(rung: str, dA: torch.Tensor | None, dbias: torch.Tensor | None, *,
-                           n: int, d: int, beta: float = 1.0,
-                           P: torch.Tensor | None = None) -> torch.Tensor:
+def operator_terms_adjoint(
+    rung: str,
+    dA: torch.Tensor | None,
+    dbias: torch.Tensor | None,
+    *,
+    n: int,
+    d: int,
+    beta: float = 1.0,
+    P: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Gradient with respect to the kernel, given the gradients of :func:`operator_terms`' A and
     bias (both terms are linear in the kernel, so this is the adjoint of that linear map)."""
     cls, lam = parse_rung(rung)
@@ -100,8 +120,15 @@ def operator_terms_adjoint(rung: str, dA: torch.Tensor | None, dbias: torch.Tens
     return (lam * scale) * dA + ((1 - lam) * scale) * static
 
 
-def apply_operator(rung: str, X: torch.Tensor, kernel: torch.Tensor, V: torch.Tensor, *,
-                   beta: float = 1.0, P: torch.Tensor | None = None) -> torch.Tensor:
+def apply_operator(
+    rung: str,
+    X: torch.Tensor,
+    kernel: torch.Tensor,
+    V: torch.Tensor,
+    *,
+    beta: float = 1.0,
+    P: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Y = M(X) X V: [..., n, d]."""
     M = mixing_operator(rung, X, kernel, beta=beta, P=P)
     return _rmul(_lmul(M, X), V)

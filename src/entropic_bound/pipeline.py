@@ -9,8 +9,8 @@ import pandas as pd
 
 from .estimators import estimates_long
 from .io import write_npz
-from .rungs import is_softmax
 from .predictors import predict_attention_native, predict_static
+from .rungs import is_softmax
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
 
@@ -41,23 +41,41 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
                 continue  # a copy cannot be less noisy than the task itself
             # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
             Ys = Y if sigma == meta["sigma"] else Y + np.sqrt(sigma**2 - meta["sigma"] ** 2) * noise
-            key = {"task_id": meta["task_id"], "class": meta["class"], "r_star": meta["r_star"],
-                   "seed": meta["seed"], "sigma": sigma}
+            key = {
+                "task_id": meta["task_id"],
+                "class": meta["class"],
+                "r_star": meta["r_star"],
+                "seed": meta["seed"],
+                "sigma": sigma,
+            }
             st = predict_static(X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"])
-            rows.append({**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])})
+            rows.append(
+                {**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])}
+            )
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
             spectra.append(predict_attention_native(X, Ys)["spectrum"])
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
-    return out[["task_id", "class", "r_star", "seed", "sigma", "predictor", "estimator", "r_hat",
-                "static_fit_share"]]
+    return out[
+        [
+            "task_id",
+            "class",
+            "r_star",
+            "seed",
+            "sigma",
+            "predictor",
+            "estimator",
+            "r_hat",
+            "static_fit_share",
+        ]
+    ]
 
 
 def chunks_of_rung(cfg: dict, rung: str) -> list[list[TaskSpec]]:
     """The rung's tasks in groups of train.tasks_per_job (one training job each)."""
     specs = specs_of_rung(cfg, rung)
     size = cfg["train"]["tasks_per_job"]
-    return [specs[i:i + size] for i in range(0, len(specs), size)]
+    return [specs[i : i + size] for i in range(0, len(specs), size)]
 
 
 def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.DataFrame]:
@@ -79,11 +97,20 @@ def train_chunk(cfg: dict, rung: str, kind: str, task_paths) -> dict[str, pd.Dat
     parts: dict[str, list[pd.DataFrame]] = {"metrics": [], "dynamics": [], "loss": []}
     for student_class, ranks, static in jobs:
         optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
-        out = train_students(tasks, student_class, ranks, t["student_seeds"], optim,
-                             init_scale=t["init_scale"], epsilon=t["epsilon"],
-                             checkpoints=t["checkpoints"], base_seed=cfg["seed"],
-                             static_student=static, device=cfg["device"],
-                             backend=t.get("backend", "auto"))
+        out = train_students(
+            tasks,
+            student_class,
+            ranks,
+            t["student_seeds"],
+            optim,
+            init_scale=t["init_scale"],
+            epsilon=t["epsilon"],
+            checkpoints=t["checkpoints"],
+            base_seed=cfg["seed"],
+            static_student=static,
+            device=cfg["device"],
+            backend=t.get("backend", "auto"),
+        )
         for k, v in out.items():
             parts[k].append(v)
     return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
@@ -104,11 +131,16 @@ def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
     for name, suffix in (("train_metrics", "metrics"), ("train_dynamics", "dynamics")):
         if tables.get(name) is None:
             parts = sorted((run_dir / "train").glob(f"*/*.{suffix}.parquet"))
-            tables[name] = pd.concat([read_table(p) for p in parts], ignore_index=True) if parts else None
+            tables[name] = (
+                pd.concat([read_table(p) for p in parts], ignore_index=True) if parts else None
+            )
     p = cfg["predict"]
     table = evaluate_claims(tables, claims_cfg, taus=p["taus"], tol=p["tol"])
     prov = provenance(cfg, rule="onerror", partial=True)
     write_table(table, run_dir / "tables" / "claims.csv", prov)
-    write_text(run_dir / "claims.md", "**Partial run: some jobs failed; claims that need their "
-               "outputs say `missing input`.**\n\n" + claims_markdown(table, prov))
+    write_text(
+        run_dir / "claims.md",
+        "**Partial run: some jobs failed; claims that need their "
+        "outputs say `missing input`.**\n\n" + claims_markdown(table, prov),
+    )
     return table

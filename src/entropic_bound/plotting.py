@@ -25,18 +25,30 @@ from .rungs import ladder_lambda, parse_rung
 
 #: display floor of relative risks on log axes (a risk of exactly 0 has no place on them)
 RISK_FLOOR = 1e-6
-RC = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8,
-      "legend.title_fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8,
-      "axes.spines.top": False, "axes.spines.right": False, "savefig.dpi": 200,
-      "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
+RC = {
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 200,
+    "pdf.fonttype": 42,
+    "svg.hashsalt": "entropic-bound",
+}
 
 
 def _styled(fn):
     """Draw inside seaborn's 'ticks' style and our print sizes, leaving global state alone."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with sns.axes_style("ticks"), mpl.rc_context(RC):
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -68,8 +80,17 @@ def rung_title(rung: str) -> str:
 
 
 def _empty(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8,
-            color="0.4", wrap=True)
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=8,
+        color="0.4",
+        wrap=True,
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -90,8 +111,9 @@ def figure_F1(curves: pd.DataFrame, t2: pd.DataFrame, epsilon: float) -> Figure:
     dashed: the tail energy R*(r) of the teacher spectrum (exact for L0, approximate for L3,
     a reference elsewhere); dotted verticals: r*; triangles: the knee r_emp; grey: ε.
     """
-    own = curves[(~curves["static_student"].astype(bool))
-                 & (curves["student_class"] == curves["rung"])]
+    own = curves[
+        (~curves["static_student"].astype(bool)) & (curves["student_class"] == curves["rung"])
+    ]
     rungs = sort_rungs(own["rung"]) if not own.empty else []
     ncol = min(4, max(1, len(rungs)))
     nrow = max(1, -(-len(rungs) // ncol))
@@ -109,38 +131,69 @@ def figure_F1(curves: pd.DataFrame, t2: pd.DataFrame, epsilon: float) -> Figure:
             t = t.sort_values("rank")
             c = pal[int(r_star)]
             ax.plot(t["rank"], t["R"].clip(lower=RISK_FLOOR), color=c, lw=1.2, alpha=0.85)
-            ax.fill_between(t["rank"], t["R_lo"].clip(lower=RISK_FLOOR),
-                            t["R_hi"].clip(lower=RISK_FLOOR), color=c, alpha=0.12, lw=0)
+            ax.fill_between(
+                t["rank"],
+                t["R_lo"].clip(lower=RISK_FLOOR),
+                t["R_hi"].clip(lower=RISK_FLOOR),
+                color=c,
+                alpha=0.12,
+                lw=0,
+            )
             k = knees.get(task, np.nan)
             if np.isfinite(k):
                 rk = t.loc[t["rank"] == k, "R"]
-                ax.plot([k], [max(float(rk.iloc[0]), RISK_FLOOR) if len(rk) else RISK_FLOOR],
-                        marker="v", ms=6, mec="black", mew=0.6, color=c, zorder=5, ls="none")
+                ax.plot(
+                    [k],
+                    [max(float(rk.iloc[0]), RISK_FLOOR) if len(rk) else RISK_FLOOR],
+                    marker="v",
+                    ms=6,
+                    mec="black",
+                    mew=0.6,
+                    color=c,
+                    zorder=5,
+                    ls="none",
+                )
         theory = g.groupby(["r_star", "rank"])["R_theory"].median().reset_index()
         for r_star, t in theory.groupby("r_star"):
             t = t[t["R_theory"] > 0]
             if len(t):  # on top of the students: where they coincide, the bound is tight
-                ax.plot(t["rank"], t["R_theory"], color="black", ls="--", lw=0.9, marker="_", ms=7,
-                        zorder=4)
+                ax.plot(
+                    t["rank"],
+                    t["R_theory"],
+                    color="black",
+                    ls="--",
+                    lw=0.9,
+                    marker="_",
+                    ms=7,
+                    zorder=4,
+                )
             ax.axvline(r_star, color=pal[int(r_star)], ls=":", lw=1.0)
         ax.axhline(epsilon, color="0.45", lw=0.9, ls="-.")
         ax.set_yscale("log")
         ax.set_title(rung_title(rung) + (f" ({note[rung]})" if rung in note else ""))
         ax.grid(True, which="major", lw=0.3, alpha=0.5)
-    for ax in axes[len(rungs):]:
+    for ax in axes[len(rungs) :]:
         ax.set_visible(False)
     ymax = max(1.0, float(own["R_hi"].max()) * 1.5)
     ymin = max(RISK_FLOOR, min(float(own["R_lo"].min()), epsilon) / 3)
     axes[0].set_ylim(ymin / 1.5, ymax)
     ranks = sorted(own["rank"].unique())
-    axes[0].set_xticks(ranks if len(ranks) <= 8 else ranks[::max(1, len(ranks) // 8)])
+    axes[0].set_xticks(ranks if len(ranks) <= 8 else ranks[:: max(1, len(ranks) // 8)])
     fig.supxlabel("student rank r (rank of the learned kernel Q Kᵀ)")
     fig.supylabel("relative excess risk R (test, median over seeds)")
     handles = [Line2D([], [], color=c, lw=1.5, label=f"r* = {r}") for r, c in pal.items()]
-    handles += [Line2D([], [], color="black", ls="--", label="tail energy R*(r)\n(exact L0, approx. L3,\nreference elsewhere)"),
-                Line2D([], [], color="0.3", ls=":", label="r* (teacher)"),
-                Line2D([], [], color="0.45", ls="-.", label=f"ε = {epsilon:g}"),
-                Line2D([], [], color="0.5", marker="v", mec="black", ls="none", label="knee r_emp")]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="black",
+            ls="--",
+            label="tail energy R*(r)\n(exact L0, approx. L3,\nreference elsewhere)",
+        ),
+        Line2D([], [], color="0.3", ls=":", label="r* (teacher)"),
+        Line2D([], [], color="0.45", ls="-.", label=f"ε = {epsilon:g}"),
+        Line2D([], [], color="0.5", marker="v", mec="black", ls="none", label="knee r_emp"),
+    ]
     fig.legend(handles=handles, loc="outside right center", frameon=False)
     return fig
 
@@ -149,8 +202,9 @@ def figure_F1(curves: pd.DataFrame, t2: pd.DataFrame, epsilon: float) -> Figure:
 
 
 @_styled
-def figure_F2(metrics: pd.DataFrame, dynamics: pd.DataFrame, estimator: str,
-              rungs=("L0", "L3", "L4")) -> Figure:
+def figure_F2(
+    metrics: pd.DataFrame, dynamics: pd.DataFrame, estimator: str, rungs=("L0", "L3", "L4")
+) -> Figure:
     """F2: what GD learns at full rank, per rung: final learned spectra s_i/s_1 (log scale)
     and the estimated rank over training steps.
 
@@ -173,19 +227,33 @@ def figure_F2(metrics: pd.DataFrame, dynamics: pd.DataFrame, estimator: str,
         for rec in g.itertuples(index=False):
             s = np.sort(np.asarray(rec.spectrum, float))[::-1]
             s = s / s[0] if s[0] > 0 else s
-            top.plot(np.arange(1, len(s) + 1), np.clip(s, 1e-6, None), color=pal[int(rec.r_star)],
-                     lw=1.0, alpha=0.7, marker=".", ms=3)
+            top.plot(
+                np.arange(1, len(s) + 1),
+                np.clip(s, 1e-6, None),
+                color=pal[int(rec.r_star)],
+                lw=1.0,
+                alpha=0.7,
+                marker=".",
+                ms=3,
+            )
         for r in sorted(g["r_star"].unique()):
             top.axvline(r, color=pal[int(r)], ls=":", lw=1.0)
         top.set_yscale("log")
         top.set_title(f"{rung}: learned spectrum")
         top.set_xlabel("singular value index i")
         dyn = dynamics[dynamics["rung"] == rung]
-        for (task, seed), t in dyn.groupby(["task_id", "seed"]):
+        for (_task, _seed), t in dyn.groupby(["task_id", "seed"]):
             t = t.sort_values("step")
-            bot.plot(t["step"], t["r_hat"], color=pal[int(t["r_star"].iloc[0])], lw=1.0, alpha=0.75,
-                     marker="o", ms=2.5,
-                     drawstyle="steps-post")
+            bot.plot(
+                t["step"],
+                t["r_hat"],
+                color=pal[int(t["r_star"].iloc[0])],
+                lw=1.0,
+                alpha=0.75,
+                marker="o",
+                ms=2.5,
+                drawstyle="steps-post",
+            )
         for r in sorted(g["r_star"].unique()):
             bot.axhline(r, color=pal[int(r)], ls=":", lw=1.0)
         bot.set_title(f"{rung}: {name} over training")
@@ -216,11 +284,21 @@ def figure_F3(t2: pd.DataFrame, min_static_risk: float | None = None) -> Figure:
     offs = np.linspace(-0.25, 0.25, max(len(rungs), 1))
     for i, rung in enumerate(rungs):
         g = t2[t2["rung"] == rung]
-        ax1.scatter(g["r_star"] + offs[i], g["P_static"], color=pal[rung], s=18, label=rung_title(rung),
-                    edgecolor="white", linewidth=0.4, zorder=3)
+        ax1.scatter(
+            g["r_star"] + offs[i],
+            g["P_static"],
+            color=pal[rung],
+            s=18,
+            label=rung_title(rung),
+            edgecolor="white",
+            linewidth=0.4,
+            zorder=3,
+        )
     ytop = max(float(t2[["r_star", "P_static"]].max().max()), 1) + 0.7
     xtop = float(t2["r_star"].max()) + 0.7
-    ax1.plot([0.5, ytop], [0.5, ytop], color="0.3", ls="--", lw=0.9, label="P_static = r*", zorder=1)
+    ax1.plot(
+        [0.5, ytop], [0.5, ytop], color="0.3", ls="--", lw=0.9, label="P_static = r*", zorder=1
+    )
     ax1.set_xlim(0.5, xtop)
     ax1.set_ylim(0.5, ytop)
     ax1.set_xticks(sorted(t2["r_star"].unique()))
@@ -237,13 +315,25 @@ def figure_F3(t2: pd.DataFrame, min_static_risk: float | None = None) -> Figure:
     else:
         for i, rung in enumerate(rungs):
             g = risk[risk["rung"] == rung]["static_student_R"].clip(lower=RISK_FLOOR)
-            ax2.scatter(i + _jitter(len(g), 0.12, i), g, color=pal[rung], s=16, zorder=3,
-                        edgecolor="white", linewidth=0.4)
+            ax2.scatter(
+                i + _jitter(len(g), 0.12, i),
+                g,
+                color=pal[rung],
+                s=16,
+                zorder=3,
+                edgecolor="white",
+                linewidth=0.4,
+            )
             if len(g):
                 ax2.plot([i - 0.3, i + 0.3], [g.median()] * 2, color="black", lw=1.2)
         if min_static_risk is not None:
-            ax2.axhline(min_static_risk, color="firebrick", ls="--", lw=0.9,
-                        label=f"C5 threshold R = {min_static_risk:g}")
+            ax2.axhline(
+                min_static_risk,
+                color="firebrick",
+                ls="--",
+                lw=0.9,
+                label=f"C5 threshold R = {min_static_risk:g}",
+            )
             ax2.legend(frameon=False, loc="upper left")
         ax2.set_yscale("log")
         ax2.set_xticks(x, [rung_label(r) for r in rungs])
@@ -268,9 +358,11 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
     x = {r: i + (0.6 if r == "L3" else 0.0) for i, r in enumerate(rungs)}
     fig = Figure(figsize=(6.4, 6.2), layout="constrained")
     axes = fig.subplots(3, 1, sharex=True)
-    rows = [("P_static_err", "|P_static − r*| (rank units)", False),
-            ("static_fit_share", "static-fit share s₁²/Σs²", False),
-            ("static_student_R", "static-student R", True)]
+    rows = [
+        ("P_static_err", "|P_static − r*| (rank units)", False),
+        ("static_fit_share", "static-fit share s₁²/Σs²", False),
+        ("static_student_R", "static-student R", True),
+    ]
     t = t2.assign(P_static_err=(t2["P_static_raw"] - t2["r_star"]).abs())
     mean = ladder.set_index("rung") if not ladder.empty else pd.DataFrame()
     for ax, (col, label, log) in zip(axes, rows):
@@ -283,15 +375,36 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
             g = vals[vals["rung"] == r][col]
             if log:
                 g = g.clip(lower=RISK_FLOOR)
-            ax.scatter(x[r] + _jitter(len(g), 0.1, len(r)), g, s=14, color="0.55", zorder=2,
-                       edgecolor="white", linewidth=0.3)
+            ax.scatter(
+                x[r] + _jitter(len(g), 0.1, len(r)),
+                g,
+                s=14,
+                color="0.55",
+                zorder=2,
+                edgecolor="white",
+                linewidth=0.3,
+            )
         per = vals.groupby("rung")[col].mean()
         on = [r for r in rungs if r != "L3" and r in per.index]
-        ax.plot([x[r] for r in on], [per[r] for r in on], color="tab:blue", marker="o", lw=1.6,
-                zorder=3, label="ladder mean")
+        ax.plot(
+            [x[r] for r in on],
+            [per[r] for r in on],
+            color="tab:blue",
+            marker="o",
+            lw=1.6,
+            zorder=3,
+            label="ladder mean",
+        )
         if "L3" in per.index:
-            ax.plot([x["L3"]], [per["L3"]], color="tab:orange", marker="s", ls="none", zorder=3,
-                    label="L3 (linear attention, off the ladder)")
+            ax.plot(
+                [x["L3"]],
+                [per["L3"]],
+                color="tab:orange",
+                marker="s",
+                ls="none",
+                zorder=3,
+                label="L3 (linear attention, off the ladder)",
+            )
         if log:
             ax.set_yscale("log")
         ax.set_ylabel(label)
@@ -299,9 +412,15 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
     if "P_static_exact_rate" in mean:
         for r in rungs:
             if r in mean.index and np.isfinite(mean.loc[r, "P_static_exact_rate"]):
-                axes[0].annotate(f"{mean.loc[r, 'P_static_exact_rate']:.0%}", (x[r], 1.0),
-                                 xycoords=("data", "axes fraction"), ha="center", va="bottom",
-                                 fontsize=7, color="tab:blue")
+                axes[0].annotate(
+                    f"{mean.loc[r, 'P_static_exact_rate']:.0%}",
+                    (x[r], 1.0),
+                    xycoords=("data", "axes fraction"),
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                    color="tab:blue",
+                )
     axes[0].set_title("exact rate of P_static = r* above each rung", fontsize=8, pad=12)
     handles, labels = axes[-1].get_legend_handles_labels()
     if handles:
@@ -311,7 +430,9 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
         for ax in axes:
             ax.axvspan(x[lad[0]] - 0.4, x[lad[-1]] + 0.4, color="tab:blue", alpha=0.05, lw=0)
     axes[-1].set_xticks([x[r] for r in rungs], [rung_label(r) for r in rungs])
-    axes[-1].set_xlabel("rung: static linear → static softmax → static QK → input-conditioned (λ) → softmax attention")
+    axes[-1].set_xlabel(
+        "rung: static linear → static softmax → static QK → input-conditioned (λ) → softmax attention"
+    )
     return fig
 
 
@@ -337,14 +458,22 @@ def figure_F5(t3: pd.DataFrame, claims_estimator: str) -> Figure:
             m = g[g["mixing"] == mix].set_index("estimator").reindex(order)
             xs = np.arange(len(order)) + (j - 0.5) * w
             rung = m["rung"].dropna().iloc[0] if m["rung"].notna().any() else mix
-            ax.bar(xs, m["mean_abs_error"], width=w, color=pal[mix], alpha=0.85,
-                   label=f"{mix} attention ({rung})")
+            ax.bar(
+                xs,
+                m["mean_abs_error"],
+                width=w,
+                color=pal[mix],
+                alpha=0.85,
+                label=f"{mix} attention ({rung})",
+            )
             for xi, (err, rate) in zip(xs, zip(m["mean_abs_error"], m["exact_rate"])):
                 if np.isfinite(err):
-                    ax.text(xi, err, f" {rate:.0%}", ha="center", va="bottom", fontsize=6.5,
-                            rotation=90)
-        ax.set_xticks(np.arange(len(order)), [pretty_estimator(e) for e in order], rotation=35,
-                      ha="right")
+                    ax.text(
+                        xi, err, f" {rate:.0%}", ha="center", va="bottom", fontsize=6.5, rotation=90
+                    )
+        ax.set_xticks(
+            np.arange(len(order)), [pretty_estimator(e) for e in order], rotation=35, ha="right"
+        )
         i = order.index(claims_estimator) if claims_estimator in order else None
         if i is not None:
             ax.get_xticklabels()[i].set_fontweight("bold")
@@ -355,8 +484,10 @@ def figure_F5(t3: pd.DataFrame, claims_estimator: str) -> Figure:
         ax.grid(True, axis="y", lw=0.3, alpha=0.5)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
-    fig.suptitle(f"labels above bars: exact rate (rounded); highlighted: {pretty_estimator(claims_estimator)}",
-                 fontsize=8)
+    fig.suptitle(
+        f"labels above bars: exact rate (rounded); highlighted: {pretty_estimator(claims_estimator)}",
+        fontsize=8,
+    )
     return fig
 
 
@@ -385,30 +516,54 @@ def figure_F6(t4: pd.DataFrame, estimator: str) -> Figure:
     panels = []
     for i, vm in enumerate(("unknown", "known")):
         base = t[(t["predictor"] == "P_attn") & (t["value_map"] == vm)]
-        panels += [(axes[i, 0], base[base["class"] == "L3"], "n", "sigma", f"L3 P_attn, V {vm}"),
-                   (axes[i, 1], base[base["class"] == "L4"], "n", "sigma", f"L4 P_attn, V {vm} (all β)"),
-                   (axes[i, 2], base[(base["class"] == "L4") & np.isclose(base["sigma"], 0)], "n",
-                    "beta", f"L4 P_attn, V {vm}, σ = 0")]
+        panels += [
+            (axes[i, 0], base[base["class"] == "L3"], "n", "sigma", f"L3 P_attn, V {vm}"),
+            (axes[i, 1], base[base["class"] == "L4"], "n", "sigma", f"L4 P_attn, V {vm} (all β)"),
+            (
+                axes[i, 2],
+                base[(base["class"] == "L4") & np.isclose(base["sigma"], 0)],
+                "n",
+                "beta",
+                f"L4 P_attn, V {vm}, σ = 0",
+            ),
+        ]
     inv = t[t["predictor"] == "P_invert"]
     stat = t[(t["predictor"] == "P_static") & (t["value_map"] == "unknown")]
-    panels += [(axes[2, 0], inv, "n", "sigma", "L4 P_invert, V known (all β)"),
-               (axes[2, 1], inv[np.isclose(inv["sigma"], 0)], "n", "beta", "L4 P_invert, V known, σ = 0"),
-               (axes[2, 2], stat[stat["class"] == "L3"], "n", "sigma", "L3 P_static, V unknown")]
+    panels += [
+        (axes[2, 0], inv, "n", "sigma", "L4 P_invert, V known (all β)"),
+        (axes[2, 1], inv[np.isclose(inv["sigma"], 0)], "n", "beta", "L4 P_invert, V known, σ = 0"),
+        (axes[2, 2], stat[stat["class"] == "L3"], "n", "sigma", "L3 P_static, V unknown"),
+    ]
     for ax, df, rows, cols, title in panels:
         ax.set_title(title)
         if df.empty:
             _empty(ax, "not in this grid")
             continue
         m = 100 * _pooled(df, rows, cols)  # percent: short labels that fit narrow cells
-        sns.heatmap(m, ax=ax, vmin=0, vmax=100, cmap=cmap, annot=True, fmt=".0f", cbar=False,
-                    annot_kws={"fontsize": 7}, linewidths=0.4, linecolor="white")
+        sns.heatmap(
+            m,
+            ax=ax,
+            vmin=0,
+            vmax=100,
+            cmap=cmap,
+            annot=True,
+            fmt=".0f",
+            cbar=False,
+            annot_kws={"fontsize": 7},
+            linewidths=0.4,
+            linecolor="white",
+        )
         ax.set_xticklabels([f"{float(v.get_text()):g}" for v in ax.get_xticklabels()], rotation=0)
         ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
         ax.set_xlabel({"sigma": "noise σ", "beta": "inverse temperature β"}[cols])
         ax.set_ylabel("n (tokens)")
     sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 100), cmap=cmap)
-    fig.colorbar(sm, ax=axes, shrink=0.5,
-                 label=f"exact rate (%) of {pretty_estimator(estimator)} = r* (r*, seeds pooled)")
+    fig.colorbar(
+        sm,
+        ax=axes,
+        shrink=0.5,
+        label=f"exact rate (%) of {pretty_estimator(estimator)} = r* (r*, seeds pooled)",
+    )
     if d is not None:
         fig.suptitle(f"Data-only predictability frontier (d = {d}; n ≥ 2d = {2 * d} is 'at scale')")
     return fig
@@ -444,8 +599,16 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
             xs = emp[sel] + _jitter(sel.sum(), 0.18, i)
             ys = g[col] + _jitter(sel.sum(), 0.18, i + 50)
             hit = (g[col] == g["r_star"]).to_numpy()
-            ax.scatter(xs[hit], ys[hit], color=pal[rung], s=18, marker="o", label=rung,
-                       edgecolor="white", linewidth=0.3)
+            ax.scatter(
+                xs[hit],
+                ys[hit],
+                color=pal[rung],
+                s=18,
+                marker="o",
+                label=rung,
+                edgecolor="white",
+                linewidth=0.3,
+            )
             ax.scatter(xs[~hit], ys[~hit], color=pal[rung], s=22, marker="x", linewidth=1.0)
         ax.set_xlabel("trained knee r_emp (rank)")
         ax.set_ylabel(f"{label} (rank)")
@@ -456,9 +619,14 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
     else:
         for i, rung in enumerate(rungs):
             sel = t2["rung"] == rung
-            ax.scatter(t2.loc[sel, "r_star"] + _jitter(sel.sum(), 0.18, i), emp[sel]
-                       + _jitter(sel.sum(), 0.18, i + 99), color=pal[rung], s=18,
-                       edgecolor="white", linewidth=0.3)
+            ax.scatter(
+                t2.loc[sel, "r_star"] + _jitter(sel.sum(), 0.18, i),
+                emp[sel] + _jitter(sel.sum(), 0.18, i + 99),
+                color=pal[rung],
+                s=18,
+                edgecolor="white",
+                linewidth=0.3,
+            )
         ax.set_xlabel("teacher rank r*")
         ax.set_ylabel("trained knee r_emp (rank)")
         ax.set_title("knee vs r*")
@@ -482,10 +650,14 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
             ax.set_yticks(ticks + extra, labels)
         ax.plot([0.4, hi], [0.4, hi], color="0.3", ls="--", lw=0.9, zorder=1)
         ax.grid(True, lw=0.3, alpha=0.5)
-    handles = [Line2D([], [], color=pal[r], marker="o", ls="none", label=rung_title(r)) for r in rungs]
-    handles += [Line2D([], [], color="0.3", marker="o", ls="none", label="prediction = r*"),
-                Line2D([], [], color="0.3", marker="x", ls="none", label="prediction ≠ r*"),
-                Line2D([], [], color="0.3", ls="--", label="y = x")]
+    handles = [
+        Line2D([], [], color=pal[r], marker="o", ls="none", label=rung_title(r)) for r in rungs
+    ]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", ls="none", label="prediction = r*"),
+        Line2D([], [], color="0.3", marker="x", ls="none", label="prediction ≠ r*"),
+        Line2D([], [], color="0.3", ls="--", label="y = x"),
+    ]
     fig.legend(handles=handles, loc="outside right center", frameon=False)
     return fig
 
@@ -504,8 +676,9 @@ def save_figure(fig: Figure, png, pdf, provenance: dict | None = None, dpi: int 
     with atomic_path(png, ".png") as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, metadata={"Title": title, "entropic_bound": stamp})
     with atomic_path(pdf, ".pdf") as tmp:
-        fig.savefig(tmp, format="pdf", metadata={"Title": title, "Subject": stamp,
-                                                 "CreationDate": None})
+        fig.savefig(
+            tmp, format="pdf", metadata={"Title": title, "Subject": stamp, "CreationDate": None}
+        )
 
 
 #: figure id -> (file stem under figures/, the cached tables it reads)
@@ -528,8 +701,9 @@ def make_figure(fig_id: str, tables: dict[str, pd.DataFrame], claims: dict) -> F
     if fig_id == "F1":
         return figure_F1(t["risk_curves"], t["T2_intrinsic_ranks"], eps)
     if fig_id == "F2":
-        return figure_F2(t["train_metrics"], t["rank_dynamics"], est,
-                         rungs=("L0", *claims["C7"]["rungs"]))
+        return figure_F2(
+            t["train_metrics"], t["rank_dynamics"], est, rungs=("L0", *claims["C7"]["rungs"])
+        )
     if fig_id == "F3":
         return figure_F3(t["T2_intrinsic_ranks"], claims["C5"]["min_static_student_risk"])
     if fig_id == "F4":

@@ -19,9 +19,13 @@ def _as_groups(X, Y, name: str) -> tuple[torch.Tensor, torch.Tensor, bool]:
     Y = torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=torch.float64)
     single = X.ndim == 3
     if X.ndim not in (3, 4):
-        raise ValueError(f"{name}: X must have shape [B, n, d] or [G, B, n, d], got {tuple(X.shape)}")
+        raise ValueError(
+            f"{name}: X must have shape [B, n, d] or [G, B, n, d], got {tuple(X.shape)}"
+        )
     if X.shape != Y.shape:
-        raise ValueError(f"{name}: X and Y must have the same shape, got {tuple(X.shape)} and {tuple(Y.shape)}")
+        raise ValueError(
+            f"{name}: X and Y must have the same shape, got {tuple(X.shape)} and {tuple(Y.shape)}"
+        )
     if X.shape[-2] < 2:
         raise ValueError(f"{name}: sequences need n >= 2 tokens, got n = {X.shape[-2]}")
     if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
@@ -67,14 +71,17 @@ def static_operator(X, Y) -> dict[str, np.ndarray]:
     X, Y, single = _as_groups(X, Y, "P_static")
     G, B, n, d = X.shape
     if B < n * d:
-        raise ValueError(f"P_static: least squares over vec(X) needs at least n*d = {n * d} "
-                         f"sequences, got {B}")
+        raise ValueError(
+            f"P_static: least squares over vec(X) needs at least n*d = {n * d} sequences, got {B}"
+        )
     x, y = X.reshape(G, B, n * d), Y.reshape(G, B, n * d)
     sxx = x.transpose(1, 2) @ x
     chol, info = torch.linalg.cholesky_ex(sxx)
     if bool((info != 0).any()):
-        raise ValueError("P_static: the inputs vec(X) are linearly dependent; supply more or "
-                         "more varied sequences")
+        raise ValueError(
+            "P_static: the inputs vec(X) are linearly dependent; supply more or "
+            "more varied sequences"
+        )
     K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol).transpose(1, 2)  # [G, nd, nd]
     return _rearranged_summary(K, n, d, single)
 
@@ -154,8 +161,10 @@ def predict_attention_native(X, Y) -> dict:
     try:
         pinv = attention_native_pinv(X)
     except RuntimeError:
-        raise ValueError("P_attn: a sequence's token matrix is singular; drop degenerate "
-                         "sequences (e.g. repeated tokens)") from None
+        raise ValueError(
+            "P_attn: a sequence's token matrix is singular; drop degenerate "
+            "sequences (e.g. repeated tokens)"
+        ) from None
     return {"spectrum": _out(attention_native_spectrum(pinv, Y), single)}
 
 
@@ -168,8 +177,13 @@ def inversion_normal_matrix(X: torch.Tensor) -> torch.Tensor:
     return torch.einsum("gbij,gbkl->gikjl", XtX, XtJX).reshape(X.shape[0], d * d, d * d)
 
 
-def inversion_spectrum(X: torch.Tensor, Y: torch.Tensor, V: torch.Tensor | None,
-                       normal_chol: torch.Tensor, clip: float = DEFAULT_CLIP) -> torch.Tensor:
+def inversion_spectrum(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    V: torch.Tensor | None,
+    normal_chol: torch.Tensor,
+    clip: float = DEFAULT_CLIP,
+) -> torch.Tensor:
     """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major)."""
     n, d = X.shape[-2:]
     J = centering(n, X.dtype)
@@ -187,13 +201,19 @@ def predict_inversion(X, Y, V=None, *, clip: float = DEFAULT_CLIP) -> dict:
     X, Y, single = _as_groups(X, Y, "P_invert")
     G, B, n, d = X.shape
     if n > d:
-        raise ValueError(f"P_invert needs n <= d so that X⁺ inverts the tokens exactly, got n = {n} > d = {d}")
+        raise ValueError(
+            f"P_invert needs n <= d so that X⁺ inverts the tokens exactly, got n = {n} > d = {d}"
+        )
     if B * n * (n - 1) < d * d:
-        raise ValueError(f"P_invert: least squares for A needs B·n·(n−1) >= d² equations; "
-                         f"got B = {B} sequences (need at least {-(-d * d // (n * (n - 1)))})")
+        raise ValueError(
+            f"P_invert: least squares for A needs B·n·(n−1) >= d² equations; "
+            f"got B = {B} sequences (need at least {-(-d * d // (n * (n - 1)))})"
+        )
     Vt = None if V is None else torch.as_tensor(np.asarray(V), dtype=torch.float64)
     if Vt is not None and Vt.shape[-2:] != (d, d):
-        raise ValueError(f"P_invert: the value map must be [d, d] = [{d}, {d}], got {tuple(Vt.shape)}")
+        raise ValueError(
+            f"P_invert: the value map must be [d, d] = [{d}, {d}], got {tuple(Vt.shape)}"
+        )
     chol, info = torch.linalg.cholesky_ex(inversion_normal_matrix(X))
     if bool((info != 0).any()):
         raise ValueError("P_invert: the least squares for A is singular; supply more sequences")

@@ -25,8 +25,10 @@ def run(main, sm) -> None:
         sys.exit(1)
     except Exception:
         traceback.print_exc(file=log)
-        print(f"entropic-bound: bug in rule {getattr(sm, 'rule', '?')}; traceback in {sm.log[0] if len(sm.log) else 'stderr'}",
-              file=sys.__stderr__)
+        print(
+            f"entropic-bound: bug in rule {getattr(sm, 'rule', '?')}; traceback in {sm.log[0] if len(sm.log) else 'stderr'}",
+            file=sys.__stderr__,
+        )
         log.flush()
         sys.exit(1)
     finally:

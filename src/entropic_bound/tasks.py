@@ -53,10 +53,16 @@ def task_specs(cfg: dict) -> list[TaskSpec]:
     """Every task of the config's grid, in a fixed order."""
     t = cfg["task"]
     rungs = list(t["rungs"]) + [rung_name("Lam", lam) for lam in t["lambdas"]]
-    common = {k: t[k] for k in ("n", "d", "gain", "kappa", "beta", "sigma", "value_map",
-                                "n_train", "n_test")}
-    return [TaskSpec(rung=r, r_star=rs, seed=s, base_seed=cfg["seed"], **common)
-            for r in rungs for rs in t["r_star"] for s in t["seeds"]]
+    common = {
+        k: t[k]
+        for k in ("n", "d", "gain", "kappa", "beta", "sigma", "value_map", "n_train", "n_test")
+    }
+    return [
+        TaskSpec(rung=r, r_star=rs, seed=s, base_seed=cfg["seed"], **common)
+        for r in rungs
+        for rs in t["r_star"]
+        for s in t["seeds"]
+    ]
 
 
 def haar_orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tensor:
@@ -68,8 +74,9 @@ def haar_orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tensor
     return q * torch.sign(torch.diagonal(r)).unsqueeze(0)
 
 
-def teacher_kernel(k: int, r_star: int, kappa: float, fro_norm: float,
-                   gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def teacher_kernel(
+    k: int, r_star: int, kappa: float, fro_norm: float, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """U diag(s) Wᵀ with s = linspace(1, 1/κ, r*) rescaled to Frobenius norm ``fro_norm``."""
     if not 1 <= r_star <= k:
         raise ValueError(f"r* = {r_star} must lie in 1..{k}")
@@ -87,13 +94,14 @@ def make_task(spec: TaskSpec) -> dict[str, np.ndarray]:
     if not 1 <= spec.r_star <= k:
         raise ValueError(f"task {spec.task_id}: r* = {spec.r_star} must lie in 1..{k}")
     gen = torch.Generator().manual_seed(
-        int(np.random.SeedSequence([spec.base_seed, spec.r_star, spec.seed]).generate_state(1)[0]))
-    kernel, s = teacher_kernel(k, spec.r_star, spec.kappa,
-                               kernel_norm(spec.rung, n, d, spec.gain), gen)
+        int(np.random.SeedSequence([spec.base_seed, spec.r_star, spec.seed]).generate_state(1)[0])
+    )
+    kernel, s = teacher_kernel(
+        k, spec.r_star, spec.kappa, kernel_norm(spec.rung, n, d, spec.gain), gen
+    )
     V_haar = haar_orthonormal(d, d, gen)
     V = V_haar if spec.value_map == "unknown" else torch.eye(d, dtype=torch.float64)
-    P = haar_orthonormal(n, d, gen) * n**0.5 if n >= d else \
-        haar_orthonormal(d, n, gen).T * n**0.5
+    P = haar_orthonormal(n, d, gen) * n**0.5 if n >= d else haar_orthonormal(d, n, gen).T * n**0.5
     out: dict[str, np.ndarray] = {}
     for split, size in (("train", spec.n_train), ("test", spec.n_test)):
         X = torch.randn(size, n, d, generator=gen, dtype=torch.float64)
@@ -106,8 +114,13 @@ def make_task(spec: TaskSpec) -> dict[str, np.ndarray]:
     meta = spec.meta()
     meta["test_clean_power"] = clean_power
     meta["kernel_singular_values"] = s.tolist()
-    out.update(kernel=kernel.float().numpy(), V=V.float().numpy(), P=P.float().numpy(),
-               spectrum=s.numpy(), meta=np.array(json.dumps(meta)))
+    out.update(
+        kernel=kernel.float().numpy(),
+        V=V.float().numpy(),
+        P=P.float().numpy(),
+        spectrum=s.numpy(),
+        meta=np.array(json.dumps(meta)),
+    )
     return out
 
 
@@ -130,7 +143,9 @@ def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
     for k in ("X_train", "Y_train", "X_test", "Y_test"):
         a = arrays[k]
         if a.ndim != 3 or a.shape[1:] != (meta["n"], meta["d"]):
-            raise ValueError(f"task file {path}: {k} has shape {a.shape}, expected [B, {meta['n']}, {meta['d']}]")
+            raise ValueError(
+                f"task file {path}: {k} has shape {a.shape}, expected [B, {meta['n']}, {meta['d']}]"
+            )
         if not np.all(np.isfinite(a)):
             raise ValueError(f"task file {path}: {k} contains NaN or Inf")
     return arrays, meta

@@ -24,8 +24,11 @@ def read(path: Path) -> pd.DataFrame:
 
 def tables(run_dir: Path) -> dict[str, Path]:
     tdir = run_dir / "tables"
-    return {p.relative_to(tdir).as_posix(): p for p in sorted(tdir.rglob("*"))
-            if p.is_file() and p.suffix in SUFFIXES}
+    return {
+        p.relative_to(tdir).as_posix(): p
+        for p in sorted(tdir.rglob("*"))
+        if p.is_file() and p.suffix in SUFFIXES
+    }
 
 
 def compare(a: Path, b: Path) -> tuple[list[str], int, int]:

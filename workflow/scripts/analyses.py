@@ -1,4 +1,5 @@
 """Rule `analyses`: risk curves, knees, learned ranks, rank dynamics, the ladder, T2, T3."""
+
 from entropic_bound.analysis import run_analyses
 from entropic_bound.io import provenance, read_table, write_table
 from entropic_bound.runner import run
@@ -6,9 +7,15 @@ from entropic_bound.runner import run
 
 def main(sm):
     claims, p = sm.params.claims, sm.config["predict"]
-    tables = run_analyses(read_table(sm.input.predictions), read_table(sm.input.metrics),
-                          read_table(sm.input.dynamics), estimator=claims["estimator"],
-                          epsilon=claims["epsilon"], taus=p["taus"], tol=p["tol"])
+    tables = run_analyses(
+        read_table(sm.input.predictions),
+        read_table(sm.input.metrics),
+        read_table(sm.input.dynamics),
+        estimator=claims["estimator"],
+        epsilon=claims["epsilon"],
+        taus=p["taus"],
+        tol=p["tol"],
+    )
     for name, df in tables.items():
         write_table(df, sm.output[name], provenance(sm.config, rule="analyses"))
 

@@ -1,4 +1,5 @@
 """Rule `claims`: the verdict of every claim C1-C9 (claims.csv, claims.md)."""
+
 import sys
 
 from entropic_bound.claims import claims_markdown, claims_text, evaluate_claims

@@ -1,4 +1,5 @@
 """Rule `collect_train`: concatenate every training job's tables."""
+
 import pandas as pd
 
 from entropic_bound.io import provenance, read_table, write_table

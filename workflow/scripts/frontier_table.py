@@ -1,4 +1,5 @@
 """Rule `frontier_table`: T4, the exact rate per cell of the predictability frontier."""
+
 from entropic_bound.analysis import frontier_table
 from entropic_bound.io import provenance, read_table, write_table
 from entropic_bound.runner import run

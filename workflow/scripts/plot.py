@@ -1,4 +1,5 @@
 """Rule `plot_figures`: F1-F7 (PNG and PDF) from cached tables."""
+
 from entropic_bound.io import provenance, read_table
 from entropic_bound.plotting import make_figure, save_figure
 from entropic_bound.runner import run
@@ -9,7 +10,9 @@ def main(sm):
     prov = provenance(sm.config, rule=sm.rule)
     for fig_id in sm.params.figures:
         fig = make_figure(fig_id, tables, sm.params.claims)
-        save_figure(fig, sm.output[f"{fig_id}_png"], sm.output[f"{fig_id}_pdf"], {**prov, "figure": fig_id})
+        save_figure(
+            fig, sm.output[f"{fig_id}_png"], sm.output[f"{fig_id}_pdf"], {**prov, "figure": fig_id}
+        )
 
 
 run(main, snakemake)  # noqa: F821

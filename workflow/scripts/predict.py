@@ -1,4 +1,5 @@
 """Rule `predict`: data-only predictions on every task."""
+
 from entropic_bound.io import provenance, write_table
 from entropic_bound.pipeline import data_only_predictions
 from entropic_bound.runner import run

@@ -1,4 +1,5 @@
 """Rule `provenance`: results/<run_name>/provenance.json."""
+
 from entropic_bound.io import summarize_provenance
 from entropic_bound.runner import run
 

@@ -1,4 +1,5 @@
 """Rule `tasks`: write every task file of one rung."""
+
 from pathlib import Path
 
 from entropic_bound.pipeline import write_tasks

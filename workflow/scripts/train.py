@@ -1,4 +1,5 @@
 """Rule `train`: one batched training job (see entropic_bound.engine)."""
+
 from entropic_bound.io import provenance, write_table
 from entropic_bound.pipeline import train_chunk
 from entropic_bound.runner import run
