@@ -1,14 +1,11 @@
 # entropic-bound: reproducibility pipeline for arXiv 2607.23050 (see README.md).
-# A table of contents: config validation, one include per stage, the final target.
-from snakemake.utils import min_version, validate
+# A table of contents: the config (validated in common.smk), one include per stage, the final target.
+from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config/config.yaml"
-
-
-validate(config, schema="workflow/schemas/config.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"

@@ -1,50 +1,215 @@
-"""Configuration: load, validate against the JSON schema, hash (no Snakemake imports)."""
+"""Configuration: load strictly, validate, hash (no Snakemake imports).
+
+A config is checked in four passes, each error one line that names the key (or both keys):
+
+1. the file itself (:mod:`strict_yaml`): no duplicate keys, bounded alias expansion;
+2. every number finite (YAML's ``.nan``/``.inf`` pass a JSON schema's ``minimum``);
+3. the JSON schema of ``schemas/<name>.schema.yaml`` (package data, so an installed package
+   validates without the repository), whose ``default`` values are filled in as Snakemake's
+   ``validate`` did;
+4. the rules that tie keys together (:func:`check_relations`): what would otherwise pass a
+   dry run and fail inside a job, or run and mislead.
+
+``snakemake -n`` runs all four (``workflow/rules/common.smk``), so a bad config stops before
+any job, and before anything is written under ``results/``.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
+from importlib import resources
 from pathlib import Path
 
-import yaml
+from .rungs import STATIC_RUNGS, kernel_dim, parse_rung, rung_name
+from .strict_yaml import MAX_VALUES, StrictYAMLError, read_strict
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMAS = REPO / "workflow" / "schemas"
 
 
 class ConfigError(ValueError):
-    """A config file that does not match its schema; the message names the key."""
+    """A config that cannot run as meant; the message (one line) names the key(s)."""
 
 
-def _schema(name: str) -> dict:
-    return yaml.safe_load((SCHEMAS / f"{name}.schema.yaml").read_text())
+@functools.cache
+def load_schema(name: str) -> dict:
+    """The JSON schema ``name`` (``config`` or ``claims``), read from the package data."""
+    import yaml
+
+    text = resources.files("entropic_bound").joinpath("schemas", f"{name}.schema.yaml")
+    return yaml.safe_load(text.read_text(encoding="utf-8"))
+
+
+def _dotted(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<top level>"
+
+
+def check_finite(cfg, label: str = "config", max_values: int = MAX_VALUES) -> None:
+    """Every number in ``cfg`` (nested dicts and lists) finite, and at most ``max_values``
+    values in all (a dict built in Python can share sub-lists as an alias bomb does)."""
+    seen = 0
+    stack = [((), cfg)]
+    while stack:
+        path, value = stack.pop()
+        seen += 1
+        if seen > max_values:
+            raise ConfigError(f"{label} holds more than {max_values} values; is it the right file?")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                f"{label} key '{_dotted(path)}' is {value}; every number must be finite"
+            )
+        if isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+
+
+def _schema_error(e, label: str) -> ConfigError:
+    """One line from a jsonschema error: the key, then the schema's ``x-message`` if it has
+    one, else jsonschema's message cut short (it can hold the repr of a whole list)."""
+    message = e.schema.get("x-message") if isinstance(e.schema, dict) else None
+    if not message:
+        message = " ".join(e.message.split())
+        if len(message) > 200:
+            message = message[:197] + "..."
+    return ConfigError(f"{label} key '{_dotted(e.absolute_path)}': {message}")
+
+
+def _fill_defaults(cfg, sub: dict) -> None:
+    """Set each missing key that has a schema ``default`` (what Snakemake's validate did)."""
+    if not isinstance(cfg, dict):
+        return
+    for key, prop in sub.get("properties", {}).items():
+        if key not in cfg and "default" in prop:
+            cfg[key] = prop["default"]
+        if key in cfg:
+            _fill_defaults(cfg[key], prop)
 
 
 def validate(cfg: dict, schema: str = "config") -> dict:
-    """Raise ConfigError naming the first offending key, else return cfg unchanged."""
+    """Raise ConfigError naming the first offending key, else return ``cfg`` with its schema
+    defaults filled in. ``schema`` is ``config`` (pipeline) or ``claims`` (thresholds)."""
     import jsonschema
 
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{schema} must be a mapping of keys, not {type(cfg).__name__}")
+    check_finite(cfg, schema)
+    spec = load_schema(schema)
     errors = sorted(
-        jsonschema.Draft202012Validator(_schema(schema)).iter_errors(cfg),
-        key=lambda e: list(e.absolute_path),
+        jsonschema.Draft202012Validator(spec).iter_errors(cfg),
+        key=lambda e: [str(p) for p in e.absolute_path],
     )
     if errors:
-        e = errors[0]
-        where = ".".join(str(p) for p in e.absolute_path) or "<top level>"
-        raise ConfigError(f"{schema} key '{where}': {e.message}")
+        raise _schema_error(errors[0], schema)
+    _fill_defaults(cfg, spec)
+    if schema == "config":
+        check_relations(cfg)
+    else:
+        check_claims_relations(cfg)
     return cfg
 
 
-def load_config(path, schema: str = "config") -> dict:
+def validate_config(cfg: dict) -> dict:
+    """:func:`validate` of a pipeline config (a dict, e.g. Snakemake's ``config``)."""
+    return validate(cfg, "config")
+
+
+def _keys(*keys: str) -> str:
+    return " and ".join(f"'{k}'" for k in keys)
+
+
+def check_relations(cfg: dict) -> None:
+    """Rules between keys of a schema-valid pipeline config; each error names every key."""
+    t, f = cfg["task"], cfg["frontier"]
+    n, d = t["n"], t["d"]
+    # an Lλ rung is named after λ (rung_name gives λ back exactly, so distinct λ never share
+    # a name); a λ that needs more digits than a name carries is refused
+    lam_rungs = []
+    for i, lam in enumerate(t["lambdas"]):
+        try:
+            lam_rungs.append(rung_name("Lam", lam))
+        except ValueError as exc:
+            raise ConfigError(f"config key 'task.lambdas[{i}]': {exc}") from None
+    # a teacher kernel of rank r* needs r* ≤ its size: n for the static rungs L0/L1, d else
+    r_max = max(t["r_star"])
+    for rung in [*t["rungs"], *lam_rungs]:
+        k = kernel_dim(rung, n, d)
+        if r_max > k:
+            size_key = "task.n" if rung in STATIC_RUNGS else "task.d"
+            raise ConfigError(
+                f"config keys {_keys('task.r_star', size_key)}: r* = {r_max} exceeds "
+                f"{size_key.split('.')[1]} = {k}, the size of rung {rung}'s kernel; "
+                f"use r* ≤ {k}"
+            )
+    if max(f["r_star"]) > f["d"]:
+        raise ConfigError(
+            f"config keys {_keys('frontier.r_star', 'frontier.d')}: r* = {max(f['r_star'])} "
+            f"exceeds d = {f['d']}, the size of the d×d kernel; use r* ≤ {f['d']}"
+        )
+    # P_static is a least squares over vec(X) ∈ R^{nd}: it needs n·d training sequences
+    if t["n_train"] < n * d:
+        raise ConfigError(
+            f"config keys {_keys('task.n_train', 'task.n', 'task.d')}: n_train = "
+            f"{t['n_train']} < n·d = {n * d}, too few sequences for P_static; "
+            f"use n_train ≥ {n * d}"
+        )
+    # a noisy copy adds noise to the task's own σ: it cannot be as clean or cleaner
+    for i, s in enumerate(cfg["predict"]["noisy_sigmas"]):
+        if s <= t["sigma"]:
+            raise ConfigError(
+                f"config keys {_keys(f'predict.noisy_sigmas[{i}]', 'task.sigma')}: a noisy "
+                f"copy at σ = {s} is not noisier than the tasks (σ = {t['sigma']}); "
+                f"use σ > {t['sigma']} or drop it"
+            )
+    if cfg["device"] == "cuda" and cfg["train"].get("backend") == "fused":
+        raise ConfigError(
+            f"config keys {_keys('train.backend', 'device')}: the fused backend runs on the "
+            "CPU only; use backend auto or torch with device cuda"
+        )
+
+
+def check_claims_relations(claims: dict) -> None:
+    """Every rung a claim names is a rung name (a typo would make the claim 'missing input')."""
+    for key in ("C5", "C7"):
+        for i, rung in enumerate(claims[key]["rungs"]):
+            _check_rung(rung, f"{key}.rungs[{i}]")
+    _check_rung(claims["C8"]["rung"], "C8.rung")
+
+
+def _check_rung(rung: str, key: str) -> None:
     try:
-        cfg = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}".splitlines()[0]) from None
+        parse_rung(rung)
+    except ValueError as exc:
+        raise ConfigError(f"claims key '{key}': {exc}") from None
+
+
+def load_config(path, schema: str = "config") -> dict:
+    """Read ``path`` strictly (:mod:`strict_yaml`) and :func:`validate` it."""
+    try:
+        cfg = read_strict(path)
+    except StrictYAMLError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(cfg, dict):
         raise ConfigError(f"config file {path} must hold a mapping of keys")
     return validate(cfg, schema)
+
+
+def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
+    """What the Snakefile runs before any rule: re-read every config file Snakemake merged
+    into ``cfg`` strictly (Snakemake's own reader accepts duplicate keys and alias bombs),
+    validate the merged ``cfg`` in place, and return the validated claims thresholds."""
+    for path in configfiles:
+        try:
+            read_strict(path)
+        except StrictYAMLError as exc:
+            raise ConfigError(str(exc)) from None
+    validate(cfg, "config")
+    return load_config(claims_path, "claims")
 
 
 def config_hash(cfg: dict) -> str:

@@ -14,11 +14,24 @@ SOFTMAX_CLASSES = ("L1", "L2", "Lam", "L4")
 _LAM = re.compile(r"^Lam(\d+(?:\.\d+)?)$")
 
 
+#: decimals an Lλ rung name may carry (a λ that needs more is refused by the config check)
+LAM_DIGITS = 12
+
+
 def rung_name(cls: str, lam: float | None = None) -> str:
-    """Table name of a rung: ``L0`` … ``L4`` or ``Lam0.50`` for the interpolation rungs."""
-    if cls == "Lam":
-        return f"Lam{float(lam):.2f}"
-    return cls
+    """Table name of a rung: ``L0`` … ``L4`` or ``Lam0.50`` for the interpolation rungs.
+
+    λ is written with two decimals, or with as many more as it takes to read the same float
+    back (``Lam0.501``, ``Lam0.004``): tasks take their λ from the name (:func:`parse_rung`),
+    so two λ must never share a name, and no λ may round to another (0.004 to λ = 0)."""
+    if cls != "Lam":
+        return cls
+    lam = float(lam)
+    for digits in range(2, LAM_DIGITS + 1):
+        text = f"{lam:.{digits}f}"
+        if float(text) == lam:
+            return f"Lam{text}"
+    raise ValueError(f"λ = {lam!r} needs more than {LAM_DIGITS} decimals; round it")
 
 
 def parse_rung(rung: str) -> tuple[str, float | None]:

@@ -2,15 +2,21 @@
 import sys
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 
+from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
 from entropic_bound.tasks import task_specs  # noqa: E402
 
-CLAIMS = yaml.safe_load(Path("config/claims.yaml").read_text())
-validate(CLAIMS, schema="../schemas/claims.schema.yaml")
+# Before any rule: every config file strictly re-read, the merged config and the claims
+# validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
+try:
+    CLAIMS = check_workflow_config(
+        config, workflow.configfiles, Path("config/claims.yaml")
+    )
+except ConfigError as exc:
+    print(f"entropic-bound: error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 RUN = f"results/{config['run_name']}"
 TASKS = task_specs(config)
