@@ -1,14 +1,32 @@
-"""Config validation: a wrong key or type fails at once, naming the key."""
+"""Config validation: a wrong key, type, number or combination fails before any job runs,
+in one line that names the key(s), and nothing is written."""
 
 import copy
+import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_strict_yaml import alias_bomb
 
-from entropic_bound.config import ConfigError, class_optim, config_hash, load_config, validate
+from entropic_bound.config import (
+    ConfigError,
+    check_finite,
+    check_workflow_config,
+    class_optim,
+    config_hash,
+    load_config,
+    load_schema,
+    validate,
+    validate_config,
+)
+from entropic_bound.rungs import parse_rung, rung_name
+from entropic_bound.tasks import task_specs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,18 +97,327 @@ def test_class_optim_overrides_default():
     assert o["lr"] == 0.5 and o["batch"] == cfg["train"]["classes"]["default"]["batch"]
 
 
-def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path):
+# ---- non-finite numbers: YAML's .nan / .inf pass a schema's minimum ----
+
+
+@pytest.mark.parametrize(
+    "key, text",
+    [
+        ("task.beta", "beta: .nan"),
+        ("task.sigma", "sigma: .inf"),
+        ("task.gain", "gain: -.inf"),
+    ],
+)
+def test_non_finite_task_number_is_named(key, text):
+    src = (REPO / "config" / "quick.yaml").read_text()
+    field = text.split(":")[0]
+    src = src.replace(f"  {field}: ", f"  {text}  # was: ", 1)
+    cfg = yaml.safe_load(src)
+    with pytest.raises(
+        ConfigError, match=rf"'{key}' is (nan|inf|-inf); every number must be finite"
+    ):
+        validate(cfg)
+
+
+def test_non_finite_inside_lists_and_nested_mappings_is_named():
     cfg = _quick()
-    cfg["train"]["epsilonn"] = 1
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(cfg))
+    cfg["frontier"]["sigma"] = [0.0, float("nan")]
+    with pytest.raises(ConfigError, match=r"'frontier\.sigma\[1\]' is nan"):
+        validate(cfg)
+    cfg = _quick()
+    cfg["train"]["classes"]["default"]["lr"] = float("nan")
+    with pytest.raises(ConfigError, match=r"'train\.classes\.default\.lr' is nan"):
+        validate(cfg)
+
+
+_leaf = st.integers(0, 9) | st.floats(0, 1) | st.text(max_size=3)
+_tree = st.recursive(
+    _leaf,
+    lambda inner: (
+        st.lists(inner, min_size=1, max_size=3)
+        | st.dictionaries(st.text("abc", min_size=1, max_size=2), inner, min_size=1, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+def _paths(tree, path=()):
+    """Every (path, leaf) of a nested dict/list."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(tree, list):
+        for i, v in enumerate(tree):
+            yield from _paths(v, (*path, i))
+    else:
+        yield path, tree
+
+
+def _set(tree, path, value):
+    for p in path[:-1]:
+        tree = tree[p]
+    tree[path[-1]] = value
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text("xyz", min_size=1, max_size=2), _tree, min_size=1), st.data())
+def test_check_finite_names_any_planted_nan(tree, data):
+    check_finite(tree)  # finite everywhere: passes
+    path, _ = data.draw(st.sampled_from(list(_paths(tree))))
+    bad = data.draw(st.sampled_from([math.nan, math.inf, -math.inf]))
+    _set(tree, path, bad)
+    dotted = ""
+    for p in path:
+        dotted += f"[{p}]" if isinstance(p, int) else (f".{p}" if dotted else p)
+    with pytest.raises(ConfigError, match=f"key '{__import__('re').escape(dotted)}' is"):
+        check_finite(tree)
+
+
+def test_shared_sublists_are_bounded():
+    """A dict built in Python can share lists like an alias bomb; the walk stops early."""
+    level = [1.0] * 10
+    for _ in range(8):
+        level = [level] * 10
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError, match="more than 100000 values"):
+        check_finite({"task": level})
+    assert time.perf_counter() - t0 < 1.0
+
+
+# ---- cross-key rules: each message names both keys ----
+
+
+def _with(**changes):
+    cfg = _quick()
+    for dotted, value in changes.items():
+        *head, last = dotted.split("__")
+        node = cfg
+        for h in head:
+            node = node[h]
+        node[last] = value
+    return cfg
+
+
+@pytest.mark.parametrize(
+    "changes, keys",
+    [
+        # r* = 16 > d = 8: no rank-16 kernel of size 8 (L2..L4, Lλ; L0/L1 are n×n = 32×32)
+        ({"task__n": 32, "task__r_star": [1, 16]}, ["task.r_star", "task.d"]),
+        ({"task__r_star": [1, 16]}, ["task.r_star", "task.d"]),  # n = d: d is named
+        # only static rungs: their kernel is n×n, so r* is bounded by n (here 4 < r* = 6 ≤ d)
+        (
+            {"task__n": 4, "task__rungs": ["L0", "L1"], "task__lambdas": [], "task__r_star": [6]},
+            ["task.r_star", "task.n"],
+        ),
+        ({"frontier__r_star": [1, 9]}, ["frontier.r_star", "frontier.d"]),
+        ({"task__n_train": 63}, ["task.n_train", "task.n", "task.d"]),
+        ({"task__sigma": 0.05}, ["predict.noisy_sigmas[0]", "task.sigma"]),
+        ({"task__sigma": 0.1}, ["predict.noisy_sigmas[0]", "task.sigma"]),
+        ({"device": "cuda", "train__backend": "fused"}, ["train.backend", "device"]),
+    ],
+)
+def test_cross_key_violation_names_every_key(changes, keys):
+    with pytest.raises(ConfigError) as exc:
+        validate(_with(**changes))
+    msg = str(exc.value)
+    assert msg.startswith("config keys "), msg
+    for k in keys:
+        assert f"'{k}'" in msg, msg
+    assert "\n" not in msg
+
+
+def test_cross_key_boundaries_pass():
+    """The limits themselves are valid: r* = d, n_train = n·d, static rungs with r* ≤ n < d."""
+    validate(_with(task__r_star=[1, 8], task__n_train=64, frontier__r_star=[8]))
+    validate(_with(task__n=4, task__rungs=["L0"], task__lambdas=[], task__r_star=[4]))
+    validate(_with(task__rungs=["L3"], task__lambdas=[], task__r_star=[8], task__n=2))
+    validate(_with(task__sigma=0.01))  # noisy copy 0.05 > 0.01
+    validate(_with(device="cuda", train__backend="torch"))
+
+
+# ---- run_name: a plain directory name under results/ ----
+
+
+@pytest.mark.parametrize(
+    "name", ["..", ".", "", "a/b", "../x", "/tmp/x", ".hidden", "-x", "a b", "x\ny", "é", "x" * 101]
+)
+def test_run_name_must_be_a_plain_directory_name(name):
+    with pytest.raises(ConfigError, match="config key 'run_name': must be a plain directory name"):
+        validate(_with(run_name=name))
+
+
+@pytest.mark.parametrize("name", ["paper", "quick", "v1.2", "a-b_c", "0", "x" * 100])
+def test_plain_run_names_pass(name):
+    validate(_with(run_name=name))
+
+
+# ---- Lλ rung names: unique and exact ----
+
+
+def test_paper_rung_names_are_unchanged():
+    cfg = load_config(REPO / "config" / "config.yaml")
+    rungs = list(dict.fromkeys(t.rung for t in task_specs(cfg)))
+    assert rungs == ["L0", "L1", "L2", "L3", "L4", "Lam0.25", "Lam0.50", "Lam0.75"]
+
+
+def test_close_lambdas_get_distinct_exact_names():
+    cfg = validate(_with(task__lambdas=[0.5, 0.501, 0.004]))
+    rungs = list(dict.fromkeys(t.rung for t in task_specs(cfg)))
+    assert rungs[-3:] == ["Lam0.50", "Lam0.501", "Lam0.004"]
+    assert [t.lam for t in task_specs(cfg) if t.rung.startswith("Lam")][-1] == 0.004  # not λ = 0
+
+
+def test_lambda_with_too_many_digits_is_refused():
+    with pytest.raises(ConfigError, match=r"'task\.lambdas\[1\]': λ = 0\.3333333333333333 needs"):
+        validate(_with(task__lambdas=[0.5, 1 / 3]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=0, max_value=1, exclude_min=True, exclude_max=True))
+def test_rung_name_gives_lambda_back_exactly(lam):
+    try:
+        name = rung_name("Lam", lam)
+    except ValueError:
+        assert float(f"{lam:.12f}") != lam  # refused only when 12 decimals cannot hold it
+        return
+    assert parse_rung(name) == ("Lam", lam)  # exact, hence two λ never share a name
+    assert len(name.split(".")[1]) >= 2
+
+
+@given(st.integers(1, 99))
+def test_two_decimal_lambdas_keep_their_two_decimal_names(k):
+    assert rung_name("Lam", k / 100) == f"Lam{k / 100:.2f}"
+
+
+# ---- claims, defaults, package data ----
+
+
+def test_claims_rung_typo_is_named():
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims["C5"]["rungs"] = ["L3", "l4"]
+    with pytest.raises(ConfigError, match=r"claims key 'C5\.rungs\[1\]': unknown rung 'l4'"):
+        validate(claims, "claims")
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims["C9"]["noisy_sigma_invert"] = float("inf")
+    with pytest.raises(ConfigError, match=r"claims key 'C9\.noisy_sigma_invert' is inf"):
+        validate(claims, "claims")
+
+
+def test_schema_defaults_are_filled_in():
+    cfg = _quick()
+    del cfg["train"]["backend"]
+    assert validate_config(cfg)["train"]["backend"] == "auto"
+
+
+def test_schemas_are_package_data():
+    import entropic_bound
+
+    pkg = Path(entropic_bound.__file__).parent
+    for name in ("config", "claims"):
+        assert (pkg / "schemas" / f"{name}.schema.yaml").is_file()
+        assert load_schema(name)["type"] == "object"
+    assert not (REPO / "workflow" / "schemas").exists()
+
+
+def test_long_schema_messages_are_cut_to_one_short_line():
+    cfg = _with(task__seeds=list(range(5000)) + ["x"])
+    with pytest.raises(ConfigError) as exc:
+        validate(cfg)
+    assert len(str(exc.value)) < 300 and "\n" not in str(exc.value)
+
+
+# ---- the files Snakemake merged, re-read strictly ----
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_workflow_check_rereads_every_config_file(tmp_path):
+    quick = REPO / "config" / "quick.yaml"
+    claims = REPO / "config" / "claims.yaml"
+    assert check_workflow_config(_quick(), [quick], claims)["C8"]["rung"] == "L4"
+    dup = _write(tmp_path, "dup.yaml", "task:\n  n: 8\n  n: 16\n")
+    with pytest.raises(ConfigError, match=rf"config file {dup}: key 'task\.n' appears twice"):
+        check_workflow_config(_quick(), [quick, dup], claims)
+    bomb = _write(tmp_path, "bomb.yaml", alias_bomb())
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError, match="more than 100000 values once its aliases"):
+        check_workflow_config(_quick(), [bomb], claims)
+    assert time.perf_counter() - t0 < 1.0
+    bad_claims = _write(tmp_path, "claims.yaml", claims.read_text() + "epsilon: 1.0\n")
+    with pytest.raises(ConfigError, match="key 'epsilon' appears twice"):
+        check_workflow_config(_quick(), [quick], bad_claims)
+
+
+# ---- what the user sees: Snakemake stops at parse time, one line, exit 2, nothing written ----
+
+
+def _snapshot():
+    return {
+        *REPO.iterdir(),
+        *(REPO / "results").iterdir(),
+    }
+
+
+BAD_CONFIGS = {
+    "nan": ("task:\n  beta: .nan\n", "'task.beta' is nan"),
+    "inf_in_list": ("frontier:\n  sigma: [0.0, .inf]\n", "'frontier.sigma[1]' is inf"),
+    "cross_key": ("task:\n  r_star: [1, 17]\n", "'task.r_star' and 'task.d'"),
+    "frontier_cross_key": ("frontier:\n  r_star: [17]\n", "'frontier.r_star' and 'frontier.d'"),
+    "n_train": ("task:\n  n_train: 10\n", "'task.n_train' and 'task.n' and 'task.d'"),
+    "run_name_dotdot": ("run_name: ..\n", "config key 'run_name'"),
+    "run_name_dot": ("run_name: .\n", "config key 'run_name'"),
+    "run_name_slash": ("run_name: a/b\n", "config key 'run_name'"),
+    "lambda_digits": ("task:\n  lambdas: [0.1234567890123]\n", "'task.lambdas[0]'"),
+    "duplicate_key": ("seed: 0\nseed: 1\n", "key 'seed' appears twice"),
+    "alias_bomb": (alias_bomb(), "more than 100000 values once its aliases"),
+    "unknown_key": ("train:\n  epsilonn: 1\n", "epsilonn"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_snakemake_stops_at_parse_time(case, tmp_path, capfd):
+    """Every class of bad config, through Snakemake's own parse (as `snakemake -n` does);
+    the file overrides the paper config (the Snakefile's `configfile:`)."""
+    from test_profiles import load_workflow
+
+    text, named = BAD_CONFIGS[case]
+    bad = _write(tmp_path, "bad.yaml", text)
+    before = _snapshot()
+    with pytest.raises(SystemExit) as exc:
+        load_workflow(configfile=bad)
+    assert exc.value.code == 2
+    err = [line for line in capfd.readouterr().err.splitlines() if "entropic-bound" in line]
+    assert len(err) == 1 and err[0].startswith("entropic-bound: error: "), err
+    assert named in err[0], err
+    assert _snapshot() == before  # nothing under results/, nothing beside it
+
+
+def test_snakemake_cli_exits_2_with_one_line(tmp_path):
+    """The command a user types: exit 2, one error line, no traceback, nothing written."""
+    bad = _write(tmp_path, "bad.yaml", "run_name: ..\n")
+    before = _snapshot()
     smk = Path(sys.executable).with_name("snakemake")
     r = subprocess.run(
-        [str(smk), "-n", "--configfile", str(bad)],
+        [str(smk), "-n", "--configfile", "config/quick.yaml", str(bad)],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
-    assert r.returncode != 0
-    assert "epsilonn" in r.stdout + r.stderr
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    ours = [line for line in lines if line.startswith("entropic-bound: error: ")]
+    assert ours == [
+        "entropic-bound: error: config key 'run_name': must be a plain directory name under "
+        "results/ (letters, digits, '_', '-', '.'; starting with a letter or digit; "
+        "at most 100 characters)"
+    ]
+    # Snakemake's own info line ("Config file config/config.yaml is extended ...") is the
+    # only other one; no traceback, no WorkflowError block
+    assert all(line.startswith("Config file ") for line in lines if line not in ours), lines
+    assert "Traceback" not in r.stderr + r.stdout
+    assert _snapshot() == before

@@ -135,9 +135,10 @@ def check_relations(cfg: dict) -> None:
             lam_rungs.append(rung_name("Lam", lam))
         except ValueError as exc:
             raise ConfigError(f"config key 'task.lambdas[{i}]': {exc}") from None
-    # a teacher kernel of rank r* needs r* ≤ its size: n for the static rungs L0/L1, d else
+    # a teacher kernel of rank r* needs r* ≤ its size: d for the query-key rungs (checked
+    # first, the common case), n for the static rungs L0/L1
     r_max = max(t["r_star"])
-    for rung in [*t["rungs"], *lam_rungs]:
+    for rung in sorted([*t["rungs"], *lam_rungs], key=lambda r: r in STATIC_RUNGS):
         k = kernel_dim(rung, n, d)
         if r_max > k:
             size_key = "task.n" if rung in STATIC_RUNGS else "task.d"
