@@ -1,11 +1,19 @@
 # entropic-bound: reproducibility pipeline for arXiv 2607.23050 (see README.md).
 # A table of contents: the config (validated in common.smk), one include per stage, the final target.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# Every repository path goes through the Snakefile's own directory, so the workflow runs from any
+# working directory (`snakemake -s <clone>/Snakefile -d /scratch/run`) and as a `module`.
+#: the clone's root (this file's directory), whatever the working directory
+EB_ROOT = Path(workflow.current_basedir.get_path_or_uri(False))
+
+
+configfile: EB_ROOT / "config" / "config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -34,6 +42,10 @@ rule:
         "envs/compute.yaml"
     shell:
         "cat {input.claims_md} | tee {log}"
+
+
+onsuccess:
+    clear_partial_claims()
 
 
 onerror:

@@ -160,8 +160,45 @@ def test_profile_names_only_rules_that_exist(env, workflow_cpu):
     args = profile_args("slurm")
     for rule in args.set_resources:
         assert rule in rules, f"set-resources names rule {rule}, which does not exist"
-    for rule in args.slurm_array_jobs.split(","):
-        assert rule.strip() in rules, f"slurm-array-jobs names rule {rule}, which does not exist"
+    for rule in array_rules():
+        assert rule in rules, f"slurm-array-jobs names rule {rule}, which does not exist"
+
+
+def array_rules() -> list[str]:
+    """The rules the SLURM profile submits as job arrays (`slurm-array-jobs`)."""
+    value = profile_keys("slurm").get("slurm-array-jobs") or ""
+    return [r.strip() for r in str(value).split(",") if r.strip()]
+
+
+def test_no_job_arrays_that_can_deadlock(env):
+    """Plugin 2.8.0 never submits an array rule whose ready jobs were only partly handed over
+    (a `jobs:` limit below the rule's job count, or jobs that become ready in waves, like
+    training after a retried `tasks` job), and keeps their slots: the run hangs (issue 13)."""
+    assert array_rules() == [], f"slurm-array-jobs: {array_rules()} can deadlock"
+
+
+@pytest.mark.parametrize("cap", ["25", "1"])
+def test_retries_never_ask_for_more_than_the_maximum_runtime(monkeypatch, cap):
+    monkeypatch.setenv("EB_MAX_RUNTIME_MIN", cap)
+    rules = {r.name: r for r in load_workflow(device="cpu").rules}
+    for name in ("tasks", "predict", "frontier", "train"):
+        runtime = rules[name].resources["runtime"]
+        for attempt in (1, 2, 3):
+            assert resource_value(runtime, attempt=attempt) <= int(cap), (name, attempt)
+    assert resource_value(rules["frontier"].resources["runtime"], attempt=1) == min(20, int(cap))
+
+
+def test_default_maximum_runtime_is_a_day(monkeypatch):
+    monkeypatch.delenv("EB_MAX_RUNTIME_MIN", raising=False)
+    frontier = next(r for r in load_workflow(device="cpu").rules if r.name == "frontier")
+    assert resource_value(frontier.resources["runtime"], attempt=100) == 1440
+
+
+@pytest.mark.parametrize("bad", ["abc", "0", "-5", "1.5", ""])
+def test_a_bad_maximum_runtime_is_rejected_naming_the_variable(monkeypatch, bad):
+    monkeypatch.setenv("EB_MAX_RUNTIME_MIN", bad)
+    with pytest.raises(Exception, match="EB_MAX_RUNTIME_MIN"):
+        load_workflow(device="cpu")
 
 
 def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):

@@ -1,14 +1,18 @@
 """The quick pipeline end to end: every artifact, figure regeneration, resume, determinism.
 
-One full run of config/quick.yaml (run_name pytest_a) is shared by the tests below; a second
-run (pytest_b) is interrupted by SIGINT once training has started, a third (pytest_c) has a
-training job SIGKILLed, and both are resumed: every table must equal run A's, value for value.
+Every run here goes to a working directory outside the clone (`snakemake -s <clone>/Snakefile
+-d <tmp>`, started from that directory), as on a cluster's scratch filesystem. One full run of
+config/quick.yaml (run_name pytest_a) is shared by the tests below; a second run (pytest_int)
+is interrupted by SIGINT once training has started, a third (pytest_kill) has a training job
+SIGKILLed, and both are resumed: every table must equal run A's, value for value.
 """
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,28 +21,35 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SMK = str(Path(sys.executable).with_name("snakemake"))
-QUICK = ["--configfile", "config/quick.yaml"]
+QUICK = ["--configfile", str(REPO / "config" / "quick.yaml")]
+#: the working directory of every run: outside the clone (see the module docstring)
+WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-workdir-{os.getuid()}"
+WHERE = ["-s", str(REPO / "Snakefile"), "-d", str(WORK)]
 
 
-def smk(*args, run_name, check=True, timeout=600):
+def smk(*args, run_name, check=True, timeout=600, configfile=None):
     # --config takes every following word: targets and flags go first
-    cmd = [SMK, *args, "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    config = ["--configfile", str(configfile)] if configfile else QUICK
+    cmd = [SMK, *args, *WHERE, "--cores", "2", *config, "--config", f"run_name={run_name}"]
+    r = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     return r
 
 
 def fresh(run_name):
-    subprocess.run(["rm", "-rf", str(REPO / "results" / run_name)], check=True)
+    WORK.mkdir(exist_ok=True)
+    subprocess.run(["rm", "-rf", str(WORK / "results" / run_name)], check=True)
 
 
 @pytest.fixture(scope="module")
 def run_a():
+    assert not WORK.resolve().is_relative_to(REPO)
     fresh("pytest_a")
     r = smk("reproduce-all", run_name="pytest_a")
-    smk("reproduce-all", "--report", "results/pytest_a/report.html", run_name="pytest_a")
-    return REPO / "results" / "pytest_a", r
+    run_dir = WORK / "results" / "pytest_a"
+    smk("reproduce-all", "--report", str(run_dir / "report.html"), run_name="pytest_a")
+    return run_dir, r
 
 
 def tables(run_dir: Path) -> dict[str, pd.DataFrame]:
@@ -72,6 +83,68 @@ def test_every_artifact(run_a):
     assert (run_dir / "claims.md").stat().st_size > 0
     assert (run_dir / "report.html").stat().st_size > 10_000
     assert (run_dir / "provenance.json").exists()
+    assert not (REPO / "results" / "pytest_a").exists()  # nothing written into the clone
+
+
+def test_provenance_covers_every_artifact(run_a):
+    """Every table, per-job training table, figure and claims.md is in provenance.json with the
+    stamp of the job that wrote it, and has a `.prov.json` sidecar (README: Provenance)."""
+    run_dir, _ = run_a
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    assert prov["paper"] == "arXiv 2607.23050"
+    written = {
+        str(p.relative_to(WORK))
+        for sub in ("tables", "figures", "train")
+        for p in (run_dir / sub).rglob("*")
+        if p.is_file() and not p.name.endswith(".prov.json")
+    } | {str((run_dir / "claims.md").relative_to(WORK))}
+    assert set(prov["artifacts"]) == written
+    assert len([p for p in written if "/train/" in p]) == 36  # 6 rungs x 2 kinds x 3 tables
+    for path, entry in prov["artifacts"].items():
+        assert (WORK / (path + ".prov.json")).exists(), path
+        for key in ("config_hash", "git_commit", "rule", "sha256"):
+            assert entry.get(key), f"{path}: {key} = {entry.get(key)!r}"
+        assert entry["config_hash"] == prov["config_hash"], path
+        assert entry["rule"] != "onerror", path
+    assert prov["artifacts"]["results/pytest_a/figures/F6_frontier.png"]["figure"] == "F6"
+    assert prov["artifacts"]["results/pytest_a/train/L0/sweep_c0.metrics.parquet"]["rung"] == "L0"
+
+
+def test_report_has_metadata_and_claims_first(run_a):
+    run_dir, _ = run_a
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    html = (run_dir / "report.html").read_text()
+    for text in ("2607.23050", prov["config_hash"], prov["git_commit"], "Config hash"):
+        assert text in html, text
+    assert "1 Claims and provenance" in html and "C9: the frontier" in html
+    assert '"Other": ' not in html  # every item has its category and subcategory
+
+
+def test_training_logs_show_progress(run_a):
+    run_dir, _ = run_a
+    logs = sorted((run_dir / "logs" / "train").glob("*.log"))
+    assert len(logs) == 12
+    for log in [*logs, run_dir / "logs" / "predict.log", run_dir / "logs" / "frontier.log"]:
+        lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[progress]")]
+        assert lines and "(100%)" in lines[-1] and "ETA 0:00" in lines[-1], log.name
+
+
+def test_a_later_successful_run_drops_the_partial_claims(run_a):
+    """onerror's partial claims (fabricated here, as after a failed plotting job) live in
+    partial/; the next successful run removes them and never touches claims.md/claims.csv."""
+    from entropic_bound.config import load_config
+    from entropic_bound.pipeline import claims_after_failure
+
+    run_dir, _ = run_a
+    cfg = {**load_config(REPO / "config" / "quick.yaml"), "run_name": "pytest_a"}
+    claims = load_config(REPO / "config" / "claims.yaml", schema="claims")
+    before = {p: (run_dir / p).read_bytes() for p in ("claims.md", "tables/claims.csv")}
+    claims_after_failure(cfg, claims, run_dir)
+    assert "Partial run" in (run_dir / "partial" / "claims.md").read_text()
+    assert before == {p: (run_dir / p).read_bytes() for p in before}
+    smk("reproduce-all", run_name="pytest_a")
+    assert not (run_dir / "partial").exists()
+    assert "Partial run" not in (run_dir / "claims.md").read_text()
 
 
 def test_reproduce_all_prints_the_claims_table(run_a):
@@ -95,11 +168,11 @@ def test_figures_regenerate_from_cache(run_a):
 
 def _interrupt(run_name, kill_training: bool):
     fresh(run_name)
-    cmd = [SMK, "reproduce-all", "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
+    cmd = [SMK, "reproduce-all", *WHERE, "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
     proc = subprocess.Popen(
-        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        cmd, cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
-    logs = REPO / "results" / run_name / "logs" / "train"
+    logs = WORK / "results" / run_name / "logs" / "train"
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
         if logs.exists() and any(logs.iterdir()):
@@ -118,7 +191,7 @@ def _interrupt(run_name, kill_training: bool):
     # a killed run leaves a lock and possibly incomplete outputs: Snakemake must clean them up
     smk("--unlock", run_name=run_name)
     smk("reproduce-all", "--rerun-incomplete", run_name=run_name)
-    return REPO / "results" / run_name
+    return WORK / "results" / run_name
 
 
 @pytest.mark.parametrize("kill_training", [False, True], ids=["sigint", "sigkill-train"])
@@ -137,17 +210,11 @@ def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp
     path = tmp_path / "failing.yaml"
     path.write_text(yaml.safe_dump(cfg))
     fresh("pytest_fail")
-    r = subprocess.run(
-        [SMK, "--cores", "2", "--configfile", str(path), "--keep-going", "reproduce-all"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    r = smk("--keep-going", "reproduce-all", run_name="pytest_fail", check=False, configfile=path)
     out = r.stdout + r.stderr
     assert r.returncode != 0
     assert "diverged" in out and "L4_sweep_c0.log" in out
-    run_dir = REPO / "results" / "pytest_fail"
+    run_dir = WORK / "results" / "pytest_fail"
     # everything that does not depend on the failed job is still produced ...
     for f in (
         "tables/frontier.csv",
@@ -157,9 +224,35 @@ def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp
         "train/L0/sweep_c0.metrics.parquet",
     ):
         assert (run_dir / f).exists(), f
-    # ... and the claims that need it say so instead of passing
-    claims = pd.read_csv(run_dir / "tables" / "claims.csv").set_index("claim")
+    # ... and the claims that need it say so instead of passing, in partial/ only: rule claims
+    # never ran, so its outputs do not exist (a later successful run writes them)
+    claims = pd.read_csv(run_dir / "partial" / "claims.csv").set_index("claim")
     assert claims.loc["C8", "verdict"] == "missing input"
     assert claims.loc["C7", "verdict"] in ("missing input", "not reproduced")
     assert claims.loc["C1", "verdict"] != "missing input"  # L0 trained fine
-    assert "Partial run" in (run_dir / "claims.md").read_text()
+    assert "Partial run" in (run_dir / "partial" / "claims.md").read_text()
+    assert "partial/claims.md" in out
+    assert not (run_dir / "claims.md").exists() and not (run_dir / "tables" / "claims.csv").exists()
+    stamp = json.loads((run_dir / "partial" / "claims.csv.prov.json").read_text())
+    assert stamp["rule"] == "onerror" and stamp["partial"] is True
+
+
+def test_as_a_module_of_another_workflow(tmp_path):
+    """The workflow catalog's way: `module` + `use rule *`, from another directory (dry run)."""
+    (tmp_path / "Snakefile").write_text(
+        f'configfile: "{REPO / "config" / "quick.yaml"}"\n\n\n'
+        f'module eb:\n    snakefile:\n        "{REPO / "Snakefile"}"\n'
+        "    config:\n        config\n\n\nuse rule * from eb as eb_*\n"
+    )
+    r = subprocess.run(
+        [SMK, "-n", "--cores", "1", "eb_reproduce-all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    for rule in ("eb_tasks", "eb_train", "eb_claims", "eb_plot_figures", "eb_provenance"):
+        assert rule in out, rule
+    assert f"{REPO}/src/entropic_bound/plotting.py" in out or "rule eb_plot_figures" in out

@@ -25,6 +25,7 @@ from .predictors import (
     inversion_spectrum,
     log_inversion_spectrum,
 )
+from .progress import report
 from .tasks import haar_orthonormal, teacher_kernel
 
 COLUMNS = [
@@ -54,9 +55,13 @@ def frontier_grid(
     taus=(0.9, 0.95, 0.99),
     tol: float = 1e-3,
     clip: float = DEFAULT_CLIP,
+    progress=None,
 ) -> pd.DataFrame:
-    """Long table of r_hat for every cell × applicable predictor × estimator."""
+    """Long table of r_hat for every cell × applicable predictor × estimator; ``progress(done,
+    total)`` after each (n, seed, r*) block (see progress.py)."""
     d, B = fcfg["d"], fcfg["n_seqs"]
+    total = len(fcfg["n"]) * len(fcfg["seeds"]) * len(fcfg["r_star"])
+    done = 0
     rows: list[dict] = []
     spectra: list[np.ndarray] = []
 
@@ -129,5 +134,7 @@ def frontier_grid(
                                 X.expand(len(Ys), -1, -1, -1), Ys, None, chol_inv, clip
                             )
                             emit([{**k, "predictor": "P_invert"} for k in key], spec)
+            done += 1
+            report(progress, done, total)
     # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
     return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]

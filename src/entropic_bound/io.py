@@ -20,6 +20,8 @@ import pandas as pd
 
 from .config import REPO, config_hash
 
+#: the paper this workflow reproduces (provenance.json, the report)
+PAPER = "arXiv 2607.23050"
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "pyarrow", "snakemake")
 
 
@@ -67,7 +69,18 @@ def write_table(df: pd.DataFrame, path, provenance: dict | None = None) -> None:
         else:
             df.to_csv(tmp, index=False)
     if provenance is not None:
-        write_json(sidecar(path), provenance)
+        stamp(path, provenance)
+
+
+#: where ``onerror`` puts the claims of a failed run, under results/<run_name>/
+PARTIAL_DIR = "partial"
+
+
+def clear_partial(run_dir) -> None:
+    """Remove the partial claims of an earlier failed run (``onsuccess``, rule ``claims``)."""
+    import shutil
+
+    shutil.rmtree(Path(run_dir) / PARTIAL_DIR, ignore_errors=True)
 
 
 def sidecar(path) -> Path:
@@ -80,9 +93,16 @@ def write_json(path, obj) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def write_text(path, text: str) -> None:
+def write_text(path, text: str, provenance: dict | None = None) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+    if provenance is not None:
+        stamp(path, provenance)
+
+
+def stamp(path, provenance: dict) -> None:
+    """Write the ``<file>.prov.json`` sidecar of an artifact (tables, figures, claims.md)."""
+    write_json(sidecar(path), provenance)
 
 
 def read_table(path) -> pd.DataFrame:
@@ -139,19 +159,31 @@ def provenance(cfg: dict, **extra) -> dict:
     }
 
 
+#: what provenance.json copies from each artifact's sidecar
+STAMP_KEYS = ("config_hash", "git_commit", "rule", "figure", "rung", "kind", "chunk", "partial")
+
+
 def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
-    """results/<run_name>/provenance.json: the run's stamp and every artifact's sha256 and stamp."""
+    """results/<run_name>/provenance.json: the run's stamp and every artifact's sha256 and stamp.
+
+    An artifact without a ``.prov.json`` sidecar is a ValueError naming it: every artifact the
+    workflow publishes is stamped by the job that wrote it.
+    """
     import hashlib
 
     items = {}
     for p in map(Path, artifacts):
-        entry = {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
         side = sidecar(p)
-        if side.exists():
-            stamp = json.loads(side.read_text())
-            entry.update({k: stamp.get(k) for k in ("config_hash", "git_commit", "rule")})
+        if not side.exists():
+            raise ValueError(
+                f"{p} has no provenance sidecar {side.name}; rerun the rule that makes it"
+            )
+        stamp_ = json.loads(side.read_text())
+        entry = {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size}
+        entry.update({k: stamp_[k] for k in STAMP_KEYS if k in stamp_})
         items[str(p)] = entry
     summary = {
+        "paper": PAPER,
         **provenance(cfg),
         "config": cfg,
         "seeds": {
@@ -164,3 +196,22 @@ def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
     }
     write_json(out_path, summary)
     return summary
+
+
+def provenance_rst(summary: dict) -> str:
+    """The report's metadata (paper, run, config hash, commit, versions) as an rst field list;
+    workflow/report/workflow.rst includes it."""
+    packages = ", ".join(f"{k} {v}" for k, v in sorted(summary["packages"].items()))
+    fields = [
+        ("Paper", summary["paper"]),
+        ("Run", f"``{summary['run_name']}``"),
+        ("Config hash", f"``{summary['config_hash']}``"),
+        ("Git commit", f"``{summary['git_commit']}``"),
+        ("Base seed", summary["seed"]),
+        ("Packages", packages),
+        (
+            "Artifacts",
+            f"{len(summary['artifacts'])}, each with its sha256 and stamp in provenance.json",
+        ),
+    ]
+    return "".join(f":{name}: {value}\n" for name, value in fields)

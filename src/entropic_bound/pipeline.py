@@ -10,6 +10,7 @@ import pandas as pd
 from .estimators import estimates_long
 from .io import write_npz
 from .predictors import predict_attention_native, predict_static
+from .progress import report
 from .rungs import is_softmax
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
@@ -18,20 +19,23 @@ def specs_of_rung(cfg: dict, rung: str) -> list[TaskSpec]:
     return [s for s in task_specs(cfg) if s.rung == rung]
 
 
-def write_tasks(cfg: dict, rung: str, out_dir) -> list[Path]:
+def write_tasks(cfg: dict, rung: str, out_dir, progress=None) -> list[Path]:
     paths = []
-    for spec in specs_of_rung(cfg, rung):
+    specs = specs_of_rung(cfg, rung)
+    for spec in specs:
         path = Path(out_dir) / f"{spec.task_id}.npz"
         write_npz(path, **make_task(spec))
         paths.append(path)
+        report(progress, len(paths), len(specs))
     return paths
 
 
-def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
-    """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies."""
+def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
+    """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
+    ``progress(done, total)`` after each task (see progress.py)."""
     p = cfg["predict"]
     rows, spectra = [], []
-    for path in task_paths:
+    for done, path in enumerate(task_paths, 1):
         arrays, meta = load_task(path)
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
         rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
@@ -55,6 +59,7 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
             spectra.append(predict_attention_native(X, Ys)["spectrum"])
+        report(progress, done, len(task_paths))
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
     return out[
         [
@@ -120,11 +125,13 @@ def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
     """The claims table of a run in which some jobs failed (Snakemake's ``onerror``).
 
     Reads whatever tables exist; the training tables are assembled from the training jobs that
-    finished. A claim whose input is absent says "missing input", never "reproduced". The
-    files are marked as partial; the next complete run replaces them.
+    finished. A claim whose input is absent says "missing input", never "reproduced". Written
+    to ``<run_dir>/partial/`` (claims.csv, claims.md with a "Partial run" banner), never over
+    the outputs of rule ``claims``: a later successful run removes the directory
+    (``io.clear_partial``), so no banner outlives the failure that caused it.
     """
     from .claims import claims_markdown, evaluate_claims, load_tables
-    from .io import provenance, read_table, write_table, write_text
+    from .io import PARTIAL_DIR, provenance, read_table, write_table, write_text
 
     run_dir = Path(run_dir)
     tables = load_tables(run_dir / "tables")
@@ -137,10 +144,12 @@ def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
     p = cfg["predict"]
     table = evaluate_claims(tables, claims_cfg, taus=p["taus"], tol=p["tol"])
     prov = provenance(cfg, rule="onerror", partial=True)
-    write_table(table, run_dir / "tables" / "claims.csv", prov)
+    out = run_dir / PARTIAL_DIR
+    write_table(table, out / "claims.csv", prov)
     write_text(
-        run_dir / "claims.md",
+        out / "claims.md",
         "**Partial run: some jobs failed; claims that need their "
         "outputs say `missing input`.**\n\n" + claims_markdown(table, prov),
+        prov,
     )
     return table

@@ -1,6 +1,8 @@
 """Run a workflow script: log to the rule's log, one-line errors, thread count from the rule.
 
-Knows nothing of Snakemake beyond the duck-typed ``snakemake`` object a script receives.
+Knows nothing of Snakemake beyond the duck-typed ``snakemake`` object a script receives. The
+scripts import ``workflow/scripts/eb_entry.py`` first, which opens the log (line-buffered)
+before this library is imported, so that even an import error ends up in the rule's log.
 """
 
 from __future__ import annotations
@@ -9,9 +11,19 @@ import sys
 import traceback
 
 
+def open_log(sm):
+    """The rule's log, line-buffered (a job killed by SLURM keeps every line), or stderr; the
+    stream eb_entry.py already opened on it when there is one."""
+    if not len(sm.log):
+        return sys.stderr
+    if getattr(sys.stderr, "name", None) == sm.log[0] and not sys.stderr.closed:
+        return sys.stderr
+    return open(sm.log[0], "w", buffering=1)
+
+
 def run(main, sm) -> None:
     """Call ``main(sm)`` with stderr sent to ``sm.log[0]``; a ValueError ends in one line."""
-    log = open(sm.log[0], "w") if len(sm.log) else sys.stderr
+    log = open_log(sm)
     sys.stderr = log
     try:
         if "torch" in sys.modules:  # analysis and plotting jobs never import torch

@@ -13,11 +13,16 @@ FIGURES = {
 }
 TABLES = f"{RUN}/tables"
 #: library code whose edits must redo its outputs (Snakemake tracks only the thin scripts)
-CODE = "src/entropic_bound"
+CODE = repo_path("src/entropic_bound")
 
 
 FIGURE_FILES = [
     f"{RUN}/figures/{stem}.{ext}" for stem in FIGURES.values() for ext in ("png", "pdf")
+]
+#: the analyses' own tables, read by the figures
+INTERMEDIATE_TABLES = [
+    f"{TABLES}/{name}.csv"
+    for name in ("risk_curves", "rank_dynamics", "learned_ranks", "ladder")
 ]
 #: the headline outputs: claims (T1), tables T2-T4 and figures F1-F7 (see get_final_output)
 ANALYSIS_OUTPUTS = [
@@ -42,16 +47,8 @@ rule analyses:
         rank_dynamics=f"{TABLES}/rank_dynamics.csv",
         learned_ranks=f"{TABLES}/learned_ranks.csv",
         ladder=f"{TABLES}/ladder.csv",
-        T2_intrinsic_ranks=report(
-            f"{TABLES}/T2_intrinsic_ranks.csv",
-            caption="../report/T2.rst",
-            category="Tables",
-        ),
-        T3_estimators=report(
-            f"{TABLES}/T3_estimators.csv",
-            caption="../report/T3.rst",
-            category="Tables",
-        ),
+        T2_intrinsic_ranks=report(f"{TABLES}/T2_intrinsic_ranks.csv", **REPORT["T2"]),
+        T3_estimators=report(f"{TABLES}/T3_estimators.csv", **REPORT["T3"]),
     log:
         f"{RUN}/logs/analyses.log",
     localrule: True
@@ -69,9 +66,7 @@ rule frontier_table:
         frontier=f"{TABLES}/frontier.csv",
         code=f"{CODE}/analysis.py",
     output:
-        report(
-            f"{TABLES}/T4_frontier.csv", caption="../report/T4.rst", category="Tables"
-        ),
+        report(f"{TABLES}/T4_frontier.csv", **REPORT["T4"]),
     log:
         f"{RUN}/logs/frontier_table.log",
     localrule: True
@@ -89,14 +84,8 @@ rule claims:
         train_metrics=f"{TABLES}/train_metrics.parquet",
         code=[f"{CODE}/claims.py", f"{CODE}/analysis.py"],
     output:
-        csv=report(
-            f"{TABLES}/claims.csv",
-            caption="../report/T1.rst",
-            category="Claims",
-        ),
-        md=report(
-            f"{RUN}/claims.md", caption="../report/claims_md.rst", category="Claims"
-        ),
+        csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
+        md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
     log:
         f"{RUN}/logs/claims.log",
     localrule: True
@@ -120,46 +109,22 @@ rule plot_figures:
         code=f"{CODE}/plotting.py",
     output:
         # F1: deficiency and achievability, R against rank with the tail-energy overlay
-        F1_png=report(
-            f"{RUN}/figures/{FIGURES['F1']}.png",
-            caption="../report/F1.rst",
-            category="Figures",
-        ),
+        F1_png=report(f"{RUN}/figures/{FIGURES['F1']}.png", **REPORT["F1"]),
         F1_pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
         # F2: recovery, learned spectra of full-rank students and their rank over training
-        F2_png=report(
-            f"{RUN}/figures/{FIGURES['F2']}.png",
-            caption="../report/F2.rst",
-            category="Figures",
-        ),
+        F2_png=report(f"{RUN}/figures/{FIGURES['F2']}.png", **REPORT["F2"]),
         F2_pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
         # F3: naive transfer, P_static against r* per rung and the static students' risk
-        F3_png=report(
-            f"{RUN}/figures/{FIGURES['F3']}.png",
-            caption="../report/F3.rst",
-            category="Figures",
-        ),
+        F3_png=report(f"{RUN}/figures/{FIGURES['F3']}.png", **REPORT["F3"]),
         F3_pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
         # F4: the ladder L0 -> L1 -> L2 -> L-lambda -> L4, where the static picture breaks
-        F4_png=report(
-            f"{RUN}/figures/{FIGURES['F4']}.png",
-            caption="../report/F4.rst",
-            category="Figures",
-        ),
+        F4_png=report(f"{RUN}/figures/{FIGURES['F4']}.png", **REPORT["F4"]),
         F4_pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
         # F5: estimator robustness, mean absolute error per estimator, linear vs softmax
-        F5_png=report(
-            f"{RUN}/figures/{FIGURES['F5']}.png",
-            caption="../report/F5.rst",
-            category="Figures",
-        ),
+        F5_png=report(f"{RUN}/figures/{FIGURES['F5']}.png", **REPORT["F5"]),
         F5_pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
         # F7: data-only predictions against the trained knee on every task
-        F7_png=report(
-            f"{RUN}/figures/{FIGURES['F7']}.png",
-            caption="../report/F7.rst",
-            category="Figures",
-        ),
+        F7_png=report(f"{RUN}/figures/{FIGURES['F7']}.png", **REPORT["F7"]),
         F7_pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
     log:
         f"{RUN}/logs/plot_figures.log",
@@ -180,11 +145,7 @@ rule plot_frontier:
         code=f"{CODE}/plotting.py",
     output:
         # F6: the data-only predictability frontier as exact-recovery heatmaps
-        F6_png=report(
-            f"{RUN}/figures/{FIGURES['F6']}.png",
-            caption="../report/F6.rst",
-            category="Figures",
-        ),
+        F6_png=report(f"{RUN}/figures/{FIGURES['F6']}.png", **REPORT["F6"]),
         F6_pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
     log:
         f"{RUN}/logs/plot_frontier.log",

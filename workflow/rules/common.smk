@@ -1,8 +1,10 @@
 # Shared helpers and input functions (no rules here).
+import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
+sys.path.insert(0, str(EB_ROOT / "src"))
 
 from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
@@ -12,15 +14,57 @@ from entropic_bound.tasks import task_specs  # noqa: E402
 # validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
 try:
     CLAIMS = check_workflow_config(
-        config, workflow.configfiles, Path("config/claims.yaml")
+        config, workflow.configfiles, EB_ROOT / "config" / "claims.yaml"
     )
 except ConfigError as exc:
     print(f"entropic-bound: error: {exc}", file=sys.stderr)
     sys.exit(2)
 
+
+def repo_path(rel: str) -> str:
+    """A file of the clone as an input: relative from the clone's root, else absolute."""
+    path = EB_ROOT / rel
+    return (
+        os.path.relpath(path)
+        if Path.cwd().resolve() == EB_ROOT.resolve()
+        else str(path)
+    )
+
+
 RUN = f"results/{config['run_name']}"
 TASKS = task_specs(config)
 RUNGS = sorted({t.rung for t in TASKS}, key=[t.rung for t in TASKS].index)
+
+
+# --- the report (`snakemake --report`) ---
+# The report sorts categories and subcategories by name: the numbers put the claims and the
+# provenance first. Subcategories: by claim for figures, by stage for tables; labels carry both.
+_CLAIMS_CAT = "1 Claims and provenance"
+_REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
+    "T1": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
+    "claims_md": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
+    "provenance": (_CLAIMS_CAT, "Provenance", "C1-C9", "provenance"),
+    "F1": ("2 Figures", "C1, C2: deficiency and achievability", "C1, C2", "training"),
+    "F2": ("2 Figures", "C3, C7: recovery", "C3, C7", "training"),
+    "F3": ("2 Figures", "C5: naive transfer", "C5", "data-only prediction"),
+    "F4": ("2 Figures", "C6: the ladder", "C6", "training"),
+    "F5": ("2 Figures", "C8: estimators", "C8", "training"),
+    "F6": ("2 Figures", "C9: the frontier", "C9", "frontier"),
+    "F7": ("2 Figures", "C4: prediction vs knee", "C4", "data-only prediction"),
+    "T2": ("3 Tables", "Training and prediction", "C4, C5, C6", "training"),
+    "T3": ("3 Tables", "Estimators", "C8", "training"),
+    "T4": ("3 Tables", "Frontier", "C9", "frontier"),
+}
+#: report() arguments of every report item: caption, category, subcategory, labels
+REPORT = {
+    key: dict(
+        caption=f"../report/{key}.rst",
+        category=category,
+        subcategory=subcategory,
+        labels={"item": key.replace("_md", ".md"), "claims": claims, "stage": stage},
+    )
+    for key, (category, subcategory, claims, stage) in _REPORT_ITEMS.items()
+}
 
 
 def task_file(task):
@@ -60,18 +104,21 @@ def get_final_output():
 
 
 def get_artifacts():
-    """Every table and figure the pipeline publishes."""
+    """Every table and figure the run writes (provenance.json lists each with its stamp)."""
     return [
         f"{RUN}/tables/data_only_predictions.csv",
         f"{RUN}/tables/frontier.csv",
-        f"{RUN}/tables/train_metrics.parquet",
+        *(f"{RUN}/tables/train_{t}.parquet" for t in ("metrics", "dynamics", "loss")),
+        *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
+        *(path for t in ("metrics", "dynamics", "loss") for path in train_outputs(t)),
     ]
 
 
 def write_partial_claims():
     """onerror: a claims table from the jobs that finished (failed inputs: missing input)."""
     from entropic_bound.claims import claims_text
+    from entropic_bound.io import PARTIAL_DIR
     from entropic_bound.pipeline import claims_after_failure
 
     try:
@@ -81,9 +128,16 @@ def write_partial_claims():
         return
     print(claims_text(table), file=sys.stderr)
     print(
-        f"entropic-bound: some jobs failed; partial claims in {RUN}/claims.md",
+        f"entropic-bound: some jobs failed; partial claims in {RUN}/{PARTIAL_DIR}/claims.md",
         file=sys.stderr,
     )
+
+
+def clear_partial_claims():
+    """onsuccess: the partial claims of an earlier failed run are out of date."""
+    from entropic_bound.io import clear_partial
+
+    clear_partial(RUN)
 
 
 # --- cluster resources ---
@@ -93,21 +147,43 @@ def write_partial_claims():
 # student running to max_steps, 5 GFLOP/s per CPU thread and 2 TFLOP/s on a GPU (both well
 # below what the kernels reach). mem_mb and runtime (minutes) grow with the attempt: `retries: 1`
 # in the profile resubmits a job that SLURM killed for memory or time, and the same request
-# would fail again.
+# would fail again. Runtime never exceeds MAX_RUNTIME: a request over the partition's time
+# limit would be rejected at submission.
 from math import ceil  # noqa: E402
+
+
+def max_runtime() -> int:
+    """The most minutes any job asks for, retries included: env EB_MAX_RUNTIME_MIN (set it to
+    your partition's time limit), default 1440 (24 h)."""
+    raw = os.environ.get("EB_MAX_RUNTIME_MIN", "1440")
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise WorkflowError(
+            f"EB_MAX_RUNTIME_MIN={raw!r}: give the partition's time limit in whole minutes"
+        )
+    return int(raw)
+
+
+MAX_RUNTIME = max_runtime()
 
 _T = config["task"]
 #: one float64 [n_train, n, d] array in MB, the unit the data-only stages' memory grows with
 DATA_MB = _T["n_train"] * _T["n"] * _T["d"] * 8 / 2**20
 
 
-def by_attempt(base):
-    """A resource that is ``base`` on the first attempt and ``k * base`` on the k-th."""
+def by_attempt(base, cap=None):
+    """A resource that is ``base`` on the first attempt and ``k * base`` on the k-th, at most
+    ``cap``."""
 
     def resource(wildcards, attempt):
-        return ceil(base) * attempt
+        value = ceil(base) * attempt
+        return value if cap is None else min(value, cap)
 
     return resource
+
+
+def runtime_by_attempt(base):
+    """Minutes: ``base``, doubled on a retry, at most MAX_RUNTIME."""
+    return by_attempt(base, cap=MAX_RUNTIME)
 
 
 def tasks_mem_mb():

@@ -11,6 +11,6 @@ rule frontier:
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(6000),
-        runtime=by_attempt(20),
+        runtime=runtime_by_attempt(20),
     script:
         "../scripts/frontier.py"

@@ -13,6 +13,6 @@ rule predict:
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(predict_mem_mb()),
-        runtime=by_attempt(predict_runtime()),
+        runtime=runtime_by_attempt(predict_runtime()),
     script:
         "../scripts/predict.py"

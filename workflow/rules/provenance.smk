@@ -3,7 +3,9 @@ rule provenance:
     input:
         get_artifacts(),
     output:
-        f"{RUN}/provenance.json",
+        json=report(f"{RUN}/provenance.json", **REPORT["provenance"]),
+        # the report's metadata (workflow/report/workflow.rst includes it)
+        rst=f"{RUN}/report_metadata.rst",
     log:
         f"{RUN}/logs/provenance.log",
     localrule: True

@@ -18,6 +18,6 @@ rule tasks:
     threads: 1
     resources:
         mem_mb=by_attempt(tasks_mem_mb()),
-        runtime=by_attempt(10),
+        runtime=runtime_by_attempt(10),
     script:
         "../scripts/tasks.py"

@@ -19,7 +19,7 @@ rule train:
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(train_mem_mb()),
-        runtime=by_attempt(train_runtime()),
+        runtime=runtime_by_attempt(train_runtime()),
         gpu=train_gpus(),
     script:
         "../scripts/train.py"

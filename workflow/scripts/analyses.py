@@ -1,5 +1,7 @@
 """Rule `analyses`: risk curves, knees, learned ranks, rank dynamics, the ladder, T2, T3."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.analysis import run_analyses
 from entropic_bound.io import provenance, read_table, write_table
 from entropic_bound.runner import run

@@ -1,10 +1,13 @@
 """Rule `claims`: the verdict of every claim C1-C9 (claims.csv, claims.md)."""
 
 import sys
+from pathlib import Path
+
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
 from entropic_bound.claims import claims_markdown, claims_text, evaluate_claims
 from entropic_bound.config import config_hash
-from entropic_bound.io import provenance, read_table, write_table, write_text
+from entropic_bound.io import clear_partial, provenance, read_table, write_table, write_text
 from entropic_bound.runner import run
 
 
@@ -14,7 +17,8 @@ def main(sm):
     table = evaluate_claims(tables, sm.params.claims, taus=p["taus"], tol=p["tol"])
     prov = provenance(sm.config, rule="claims", claims_hash=config_hash(sm.params.claims))
     write_table(table, sm.output.csv, prov)
-    write_text(sm.output.md, claims_markdown(table, prov))
+    write_text(sm.output.md, claims_markdown(table, prov), prov)
+    clear_partial(Path(sm.output.md).parent)  # the banner of an earlier failed run
     print(claims_text(table), file=sys.stderr)  # into the rule's log
 
 

@@ -1,5 +1,6 @@
 """Rule `collect_train`: concatenate every training job's tables."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 import pandas as pd
 
 from entropic_bound.io import provenance, read_table, write_table

@@ -1,15 +1,24 @@
 """Rule `frontier`: the predictability frontier grid."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.frontier import frontier_grid
 from entropic_bound.io import provenance, write_table
+from entropic_bound.progress import heartbeat
 from entropic_bound.runner import run
 
 
 def main(sm):
     p = sm.config["predict"]
-    df = frontier_grid(
-        sm.config["frontier"], sm.config["seed"], taus=p["taus"], tol=p["tol"], clip=p["clip"]
-    )
+    with heartbeat("frontier") as hb:
+        df = frontier_grid(
+            sm.config["frontier"],
+            sm.config["seed"],
+            taus=p["taus"],
+            tol=p["tol"],
+            clip=p["clip"],
+            progress=hb.update,
+        )
     write_table(df, sm.output[0], provenance(sm.config, rule="frontier"))
 
 

@@ -1,5 +1,7 @@
 """Rule `frontier_table`: T4, the exact rate per cell of the predictability frontier."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.analysis import frontier_table
 from entropic_bound.io import provenance, read_table, write_table
 from entropic_bound.runner import run

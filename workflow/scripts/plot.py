@@ -1,6 +1,8 @@
 """Rule `plot_figures`: F1-F7 (PNG and PDF) from cached tables."""
 
-from entropic_bound.io import provenance, read_table
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
+from entropic_bound.io import provenance, read_table, stamp
 from entropic_bound.plotting import make_figure, save_figure
 from entropic_bound.runner import run
 
@@ -10,9 +12,10 @@ def main(sm):
     prov = provenance(sm.config, rule=sm.rule)
     for fig_id in sm.params.figures:
         fig = make_figure(fig_id, tables, sm.params.claims)
-        save_figure(
-            fig, sm.output[f"{fig_id}_png"], sm.output[f"{fig_id}_pdf"], {**prov, "figure": fig_id}
-        )
+        paths = sm.output[f"{fig_id}_png"], sm.output[f"{fig_id}_pdf"]
+        save_figure(fig, *paths, {**prov, "figure": fig_id})
+        for path in paths:
+            stamp(path, {**prov, "figure": fig_id})
 
 
 run(main, snakemake)  # noqa: F821

@@ -1,12 +1,16 @@
 """Rule `predict`: data-only predictions on every task."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.io import provenance, write_table
 from entropic_bound.pipeline import data_only_predictions
+from entropic_bound.progress import heartbeat
 from entropic_bound.runner import run
 
 
 def main(sm):
-    df = data_only_predictions(sm.config, list(sm.input))
+    with heartbeat("predict") as hb:
+        df = data_only_predictions(sm.config, list(sm.input), progress=hb.update)
     write_table(df, sm.output[0], provenance(sm.config, rule="predict"))
 
 

@@ -1,11 +1,14 @@
-"""Rule `provenance`: results/<run_name>/provenance.json."""
+"""Rule `provenance`: results/<run_name>/provenance.json and the report's metadata."""
 
-from entropic_bound.io import summarize_provenance
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
+from entropic_bound.io import provenance_rst, summarize_provenance, write_text
 from entropic_bound.runner import run
 
 
 def main(sm):
-    summarize_provenance(sm.config, list(sm.input), sm.output[0])
+    summary = summarize_provenance(sm.config, list(sm.input), sm.output.json)
+    write_text(sm.output.rst, provenance_rst(summary))
 
 
 run(main, snakemake)  # noqa: F821

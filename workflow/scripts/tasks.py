@@ -2,12 +2,16 @@
 
 from pathlib import Path
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.pipeline import write_tasks
+from entropic_bound.progress import heartbeat
 from entropic_bound.runner import run
 
 
 def main(sm):
-    write_tasks(sm.config, sm.wildcards.rung, Path(sm.output[0]).parent)
+    with heartbeat(f"tasks {sm.wildcards.rung}") as hb:
+        write_tasks(sm.config, sm.wildcards.rung, Path(sm.output[0]).parent, progress=hb.update)
 
 
 run(main, snakemake)  # noqa: F821

@@ -1,13 +1,17 @@
 """Rule `train`: one batched training job (see entropic_bound.engine)."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.io import provenance, write_table
 from entropic_bound.pipeline import train_chunk
+from entropic_bound.progress import heartbeat
 from entropic_bound.runner import run
 
 
 def main(sm):
     w = sm.wildcards
-    out = train_chunk(sm.config, w.rung, w.kind, list(sm.input))
+    with heartbeat(f"train {w.rung} {w.kind} c{w.chunk}"):  # engine steps: Heartbeat.steps
+        out = train_chunk(sm.config, w.rung, w.kind, list(sm.input))
     prov = provenance(sm.config, rule="train", rung=w.rung, kind=w.kind, chunk=int(w.chunk))
     for name, df in out.items():
         write_table(df, sm.output[name], prov)

@@ -1,0 +1,24 @@
+"""Imported first by every workflow script: the rule's log, then this clone's library.
+
+Snakemake copies a rule's script elsewhere (``.snakemake/scripts/``), runs it as ``__main__``
+with a ``snakemake`` object, and appends this directory to ``sys.path``, so ``import eb_entry``
+finds this file. On import it
+
+* opens the rule's log, line-buffered, and sends stderr there, before anything of
+  ``entropic_bound`` is imported: an import error lands in the log (a job killed by SLURM keeps
+  every line written so far);
+* puts ``<clone>/src`` first on ``sys.path``: the library is the clone's own, installed or not
+  (a ``--sdm conda`` environment does not install it; see envs/).
+
+``entropic_bound.runner.run`` then keeps writing to the same log.
+"""
+
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+_sm = getattr(sys.modules["__main__"], "snakemake", None)
+if _sm is not None and len(_sm.log):
+    sys.stderr = open(_sm.log[0], "w", buffering=1)
+sys.path.insert(0, str(SRC))
