@@ -10,8 +10,7 @@ from entropic_bound.runner import run
 
 def main(sm):
     tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
-    p = sm.config["predict"]
-    table = evaluate_claims(tables, sm.params.claims, taus=p["taus"], tol=p["tol"])
+    table = evaluate_claims(tables, sm.params.claims)
     prov = provenance(sm.config, rule="claims", claims_hash=config_hash(sm.params.claims))
     write_table(table, sm.output.csv, prov)
     write_text(sm.output.md, claims_markdown(table, prov))
