@@ -48,6 +48,27 @@ def _gen(*key: int) -> torch.Generator:
     )
 
 
+def frontier_inputs(
+    base_seed: int, n: int, seed: int, n_seqs: int, d: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs of a frontier cell (n, seed): X, E: [1, n_seqs, n, d] (tokens and unit
+    noise) and the Haar value map V: [d, d], float64. Every σ, β, r*, class and value map of
+    the cell shares them."""
+    g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
+    X = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
+    E = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
+    return X, E, haar_orthonormal(d, d, g)
+
+
+def frontier_kernel(fcfg: dict, base_seed: int, r_star: int, seed: int) -> torch.Tensor:
+    """The teacher kernel A: [d, d] of rank r* of a frontier cell (shared by every n)."""
+    d = fcfg["d"]
+    A, _ = teacher_kernel(
+        d, r_star, fcfg["kappa"], fcfg["gain"] * math.sqrt(d), _gen(base_seed, 104729, r_star, seed)
+    )
+    return A
+
+
 def frontier_grid(
     fcfg: dict,
     base_seed: int = 0,
@@ -65,10 +86,7 @@ def frontier_grid(
         spectra.append(spec.numpy())
 
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
-        g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
-        X = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
-        E = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
-        V_haar = haar_orthonormal(d, d, g)
+        X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
         pinv = attention_native_pinv(X)
         static_ok = B >= n * d
         if static_ok:
@@ -78,13 +96,7 @@ def frontier_grid(
         if invert_ok:
             chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
         for r_star in fcfg["r_star"]:
-            A, _ = teacher_kernel(
-                d,
-                r_star,
-                fcfg["kappa"],
-                fcfg["gain"] * math.sqrt(d),
-                _gen(base_seed, 104729, r_star, seed),
-            )
+            A = frontier_kernel(fcfg, base_seed, r_star, seed)
             XAX = X @ A @ X.transpose(-1, -2)
             for cls in fcfg["classes"]:
                 betas = fcfg["beta"] if cls == "L4" else [None]

@@ -2,6 +2,7 @@
 
 import sys
 
+from entropic_bound.beyond import beyond_the_verdicts
 from entropic_bound.claims import claims_markdown, claims_text, evaluate_claims
 from entropic_bound.config import config_hash
 from entropic_bound.io import provenance, read_table, write_table, write_text
@@ -10,10 +11,14 @@ from entropic_bound.runner import run
 
 def main(sm):
     tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
-    table = evaluate_claims(tables, sm.params.claims)
-    prov = provenance(sm.config, rule="claims", claims_hash=config_hash(sm.params.claims))
+    claims = sm.params.claims
+    table = evaluate_claims(tables, claims)
+    prov = provenance(sm.config, rule="claims", claims_hash=config_hash(claims))
     write_table(table, sm.output.csv, prov)
-    write_text(sm.output.md, claims_markdown(table, prov))
+    beyond = beyond_the_verdicts(
+        tables["X1_boundaries"], tables["X2_c8_by_beta"], claims["estimator"]
+    )
+    write_text(sm.output.md, claims_markdown(table, prov) + "\n" + beyond)
     print(claims_text(table), file=sys.stderr)  # into the rule's log
 
 
