@@ -36,7 +36,7 @@ import torch
 
 from .analysis import round_rank
 from .estimators import DEFAULT_TOL, estimate
-from .frontier import frontier_inputs, frontier_kernel
+from .frontier import frontier_inputs, frontier_kernel, qk_logits, qk_operator
 from .predictors import (
     DEFAULT_CLIP,
     attention_native_pinv,
@@ -188,11 +188,7 @@ def _curves_of_cell(
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
-            if cls == "L3":
-                M = XAX / n
-            else:
-                M = torch.softmax(beta / math.sqrt(d) * XAX, -1)
-            MX = M @ X
+            MX = qk_operator(cls, XAX, n, d, beta) @ X
             for vm in fcfg["value_maps"]:
                 clean = MX @ V if vm == "unknown" else MX
                 b = math.nan if beta is None else beta
@@ -202,7 +198,8 @@ def _curves_of_cell(
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
                     add({**key, "predictor": name}, clean, p_invert(True))
             if invert_ok and cls == "L4":
-                twin = (beta / math.sqrt(d) * XAX) @ X
+                # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
+                twin = qk_logits("L4", XAX, n, d, beta)[0] @ X
                 key = {"class": "L4lin", "value_map": "known", "beta": beta}
                 add({**key, "predictor": "P_invert_linear"}, twin, p_invert(False))
     return curves

@@ -16,14 +16,15 @@ import pandas as pd
 import torch
 
 from .estimators import estimates_long
+from .mixing import operator_terms
 from .predictors import (
     DEFAULT_CLIP,
-    _rearranged_summary,
     attention_native_pinv,
     attention_native_spectrum,
     inversion_normal_matrix,
     inversion_spectrum,
     log_inversion_spectrum,
+    rearranged_summary,
 )
 from .tasks import haar_orthonormal, teacher_kernel
 
@@ -69,6 +70,24 @@ def frontier_kernel(fcfg: dict, base_seed: int, r_star: int, seed: int) -> torch
     return A
 
 
+def qk_logits(cls: str, XAX: torch.Tensor, n: int, d: int, beta: float | None):
+    """(c · XAXᵀ, softmax?) of a query-key class, by ``mixing.operator_terms`` (one case table
+    for teacher, student and frontier). Both terms are linear in the kernel and L3/L4 have no
+    bias, so the class's scale c and activation are read off the unit kernel and applied to a
+    shared XAXᵀ: [..., n, n] (β, σ and value maps reuse one XAXᵀ)."""
+    unit = torch.ones((), dtype=XAX.dtype)
+    coef, bias, softmax = operator_terms(cls, unit, n=n, d=d, beta=1.0 if beta is None else beta)
+    if bias is not None or cls not in ("L3", "L4"):
+        raise ValueError(f"the frontier covers the query-key classes L3, L4, not {cls}")
+    return coef * XAX, softmax
+
+
+def qk_operator(cls: str, XAX: torch.Tensor, n: int, d: int, beta: float | None) -> torch.Tensor:
+    """M(X) = act(c · XAXᵀ): [..., n, n] of a query-key class (see :func:`qk_logits`)."""
+    Z, softmax = qk_logits(cls, XAX, n, d, beta)
+    return torch.softmax(Z, -1) if softmax else Z
+
+
 def frontier_grid(
     fcfg: dict,
     base_seed: int = 0,
@@ -101,7 +120,7 @@ def frontier_grid(
             for cls in fcfg["classes"]:
                 betas = fcfg["beta"] if cls == "L4" else [None]
                 for beta in betas:
-                    M = XAX / n if cls == "L3" else torch.softmax(beta / math.sqrt(d) * XAX, -1)
+                    M = qk_operator(cls, XAX, n, d, beta)
                     MX = M @ X
                     for value_map in fcfg["value_maps"]:
                         V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
@@ -129,7 +148,7 @@ def frontier_grid(
                             K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
                                 1, 2
                             )
-                            M_hat = torch.as_tensor(_rearranged_summary(K, n, d, False)["M_hat"])
+                            M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
                             spec = (
                                 log_inversion_spectrum(M_hat, clip)
                                 if cls == "L4"

@@ -83,10 +83,12 @@ def static_operator(X, Y) -> dict[str, np.ndarray]:
             "more varied sequences"
         )
     K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol).transpose(1, 2)  # [G, nd, nd]
-    return _rearranged_summary(K, n, d, single)
+    return rearranged_summary(K, n, d, single)
 
 
-def _rearranged_summary(K: torch.Tensor, n: int, d: int, single: bool) -> dict:
+def rearranged_summary(K: torch.Tensor, n: int, d: int, single: bool = False) -> dict:
+    """Van Loan–Pitsianis summary of static maps K: [G, nd, nd]: ``M_hat`` [G, n, n] and the
+    ``static_fit_share`` [G] (see :func:`static_operator`); ``single`` drops the group axis."""
     G = K.shape[0]
     R = K.reshape(G, n, d, n, d).permute(0, 1, 3, 2, 4).reshape(G, n * n, d * d)
     # top singular pair from the smaller Gram matrix (n² × n² or d² × d²)
