@@ -24,7 +24,9 @@ include: "workflow/rules/tasks.smk"
 include: "workflow/rules/predict.smk"
 include: "workflow/rules/frontier.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/exploratory.smk"
 include: "workflow/rules/provenance.smk"
 
 

@@ -2,7 +2,10 @@
 
 ``fabricate()`` builds a world in which every claim C1–C9 reproduces; ``fabricate(broken=
 {"C3"})`` breaks the named claims by changing exactly the numbers each claim tests, so a test
-can check that a failing result really yields "not reproduced". No training, no tasks: the
+can check that a failing result really yields "not reproduced". The switches ``C1_nan``,
+``C5_absent``, ``C6_nan``, ``C8_list`` and ``C8_nan`` fabricate the logic gaps of issue 14
+(a NaN, an absent task, a competitor missing from the run config), each of which used to
+pass. No training, no tasks: the
 numbers follow the theory of SCIENCE.md (tail energies, teacher spectra) by construction.
 """
 
@@ -64,12 +67,26 @@ def _static_share(rung: str, broken: set) -> float:
     return 0.5 + 0.4 * lam if "C6" in broken else 1.0 - 0.45 * lam
 
 
-def _learned_spectrum(rung: str, r_star: int, k: int, broken: set) -> np.ndarray:
-    """A full-rank student's learned spectrum: the teacher's plus a small remnant of the init."""
+def _learned_spectrum(
+    rung: str, r_star: int, k: int, broken: set, first: bool = False
+) -> np.ndarray:
+    """A full-rank student's learned spectrum: the teacher's plus a small remnant of the init.
+
+    ``first``: the student of the first task and seed of its rung and r*; ``C8_list`` gives
+    it alone (at r* = 1) a remnant just over 1% of the energy, so that r_E(0.99) is one too high
+    on 1/12 L4 students while r_E(0.9) and r_E(0.95), absent from a run config with taus
+    [0.99], are exact on all 12;
+    ``C8_nan`` gives it a NaN spectrum (a diverged student).
+    """
     cls = parse_rung(rung)[0]
     bad = (cls == "L0" and "C3" in broken) or (cls == "L4" and "C8" in broken)
     tail = 0.15 if bad else 1e-4
-    return np.concatenate([teacher_spectrum(r_star) * 1.3, np.full(k - r_star, tail)])
+    if cls == "L4" and "C8_list" in broken and first and r_star == 1:
+        tail = 0.051  # tail energy just over 1%: r_E(0.99) = 2, r_E(0.9) = r_E(0.95) = 1
+    spec = np.concatenate([teacher_spectrum(r_star) * 1.3, np.full(k - r_star, tail)])
+    if cls == "L4" and "C8_nan" in broken and first:
+        spec[0] = np.nan
+    return spec
 
 
 def fabricate_metrics(
@@ -104,14 +121,18 @@ def fabricate_metrics(
                             R = theory * (
                                 0.2 if ("C1" in broken and cls == "L0") else 1.03 + 0.01 * seed
                             )
+                            # C1_nan: a diverged L0 student below r* (both seeds: median NaN)
+                            if "C1_nan" in broken and cls == "L0" and ts == task_seeds[0]:
+                                R = np.nan
                         elif rank == r_star and (
                             ("C2" in broken and cls == "L0") or ("C7" in broken and cls == "L4")
                         ):
                             R = 0.05
                         else:
                             R = 2e-4 * (1 + seed)
+                        first = ts == task_seeds[0] and seed == student_seeds[0]
                         spec = (
-                            _learned_spectrum(rung, r_star, k, broken)
+                            _learned_spectrum(rung, r_star, k, broken, first)
                             if rank == k
                             else np.concatenate([s[:rank] * 1.3, np.zeros(k - min(rank, r_star))])[
                                 :k
@@ -135,6 +156,9 @@ def fabricate_metrics(
                         )
                     for j, scls in enumerate(("L0", "L1")):
                         R = _static_risk(rung, broken) * (1 + 2 * j) + 0.001 * seed
+                        # C6_nan: the static students of one λ-rung task diverged
+                        if "C6_nan" in broken and rung == "Lam0.50" and ts == task_seeds[0]:
+                            R = np.nan
                         spec = np.linspace(1.0, 0.1, n)
                         rows.append(
                             {
@@ -327,6 +351,8 @@ def fabricate_frontier(
 def fabricate(broken=(), rungs=ALL_RUNGS, **kw) -> dict[str, pd.DataFrame]:
     """Every cached table, keyed by file stem (``train_metrics``, ``frontier``, ...)."""
     metrics = fabricate_metrics(rungs=rungs, broken=broken, **kw)
+    if "C5_absent" in broken:  # one L4 task never trained (its jobs lost): only P_static knows it
+        metrics = metrics[metrics["task_id"] != "L4_r1_s0"].reset_index(drop=True)
     return {
         "data_only_predictions": fabricate_predictions(rungs=rungs, broken=broken),
         "frontier": fabricate_frontier(broken=broken),

@@ -15,13 +15,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fabricate import fabricate, write_tables  # noqa: E402
 
-from entropic_bound.claims import (
+from entropic_bound.claims import (  # noqa: E402
     CLAIMS,
     COLUMNS,
     MISSING,
     NEEDS,
-    NOT_REPRODUCED,  # noqa: E402
+    NOT_REPRODUCED,
     REPRODUCED,
+    Claim,
     claims_markdown,
     claims_text,
     evaluate_claims,
@@ -142,3 +143,110 @@ def test_load_tables_maps_absent_files_to_none(tmp_path, good, thresholds):
     table = evaluate_claims(tables, thresholds).set_index("claim")["verdict"]
     assert table["C4"] == REPRODUCED and table["C9"] == REPRODUCED
     assert table["C1"] == MISSING and table["C5"] == MISSING
+
+
+# ---------------------------------------------------------------- the logic gaps of issue 14
+# Each fabricated world below used to yield "reproduced" (checked against the code before the
+# fix); the verdict now fails or goes missing.
+
+
+def test_c1_nan_risk_fails(thresholds):
+    """A NaN R below r* was dropped with the R*(r) = 0 cells; now it is a failed cell."""
+    row = CLAIMS["C1"](fabricate(broken={"C1_nan"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "NaN R (counted as failures)" in row["measured"]
+
+
+def test_c5_task_absent_from_training_is_missing_not_a_pass(thresholds):
+    """An L4 task known to the predictions but absent from train_metrics used to be skipped."""
+    row = CLAIMS["C5"](fabricate(broken={"C5_absent"}), thresholds)
+    assert row["verdict"] == MISSING
+    assert "absent from train_metrics: 1 task(s) (L4_r1_s0)" in row["measured"]
+
+
+def test_c5_absent_task_does_not_hide_a_failure(thresholds):
+    row = CLAIMS["C5"](fabricate(broken={"C5_absent", "C5"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+
+
+def test_c6_nan_static_risk_fails_the_trend(thresholds):
+    """A NaN static-student R on a λ rung was averaged away (skipna); now the rung's mean is
+    NaN, its Spearman is NaN and the trend check fails."""
+    row = CLAIMS["C6"](fabricate(broken={"C6_nan"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "Spearman(λ, static R) = n/a" in row["measured"]
+
+
+def test_c8_competitors_come_from_claims_yaml(thresholds):
+    """r_E(0.9) beats r_E(0.99) here; with the run config's taus = [0.99] (the old source of
+    the list) C8 passed. The list is now claims.yaml's, whatever the run config says."""
+    tables = fabricate(broken={"C8_list"})
+    row = CLAIMS["C8"](tables, thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "smaller: r_E(0.9), r_E(0.95)" in row["measured"]
+    assert "exact 11/12" in row["measured"]
+    narrow = copy.deepcopy(thresholds)
+    narrow["C8"]["estimators"] = ["numerical", "stable", "entropy", "participation"]
+    assert CLAIMS["C8"](tables, narrow)["verdict"] == REPRODUCED
+
+
+def test_c8_nan_spectrum_fails_instead_of_raising(thresholds):
+    """A diverged student's NaN spectrum made the estimators raise (the claims job crashed)."""
+    row = CLAIMS["C8"](fabricate(broken={"C8_nan"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "r_E(0.99) mean |err| n/a" in row["measured"]
+    assert "exact 9/12" in row["measured"]  # one NaN student per r*
+
+
+def test_c7_nan_spectrum_is_a_miss(thresholds):
+    row = CLAIMS["C7"](fabricate(broken={"C8_nan"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
+    assert "L4 learned r_E(0.99) = r*: exact 9/12" in row["measured"]
+    assert "3 NaN spectra (counted as failures)" in row["measured"]
+
+
+def test_c8_tie_tolerance_is_read_from_the_config(thresholds):
+    tables = fabricate(broken={"C8_list"})
+    lax = copy.deepcopy(thresholds)
+    lax["C8"]["tie_tolerance"] = 10.0  # any difference is a tie
+    assert "smaller" not in CLAIMS["C8"](tables, lax)["measured"]
+
+
+def test_c6_rungs_and_trend_length_are_read_from_the_config(good, thresholds):
+    c = copy.deepcopy(thresholds)
+    c["C6"]["static_rungs"] = ["L0", "L1"]
+    c["C6"]["attention_rungs"] = ["L3"]
+    row = CLAIMS["C6"](good, c)
+    assert "of L0, L1;" in row["threshold"] and "of L3;" in row["threshold"]
+    assert "(L0 1.00, L1 1.00)" in row["measured"]
+    c["C6"]["min_ladder_rungs"] = 9  # more than the five ladder rungs fabricated
+    row = CLAIMS["C6"](good, c)
+    assert row["verdict"] == MISSING and "need ≥ 9" in row["measured"]
+
+
+def test_c9_scale_factor_is_read_from_the_config(thresholds):
+    """The fabricated L3 P_attn fails at the largest σ only for n ≥ 2d; with "at scale" read as
+    n ≥ 3d (no such n in the grid) the check has no cells."""
+    tables = fabricate(broken={"C9"})
+    assert CLAIMS["C9"](tables, thresholds)["verdict"] == NOT_REPRODUCED
+    c = copy.deepcopy(thresholds)
+    c["C9"]["scale_factor"] = 3
+    row = CLAIMS["C9"](tables, c)
+    assert "L3: no n ≥ 3d cells" in row["measured"]
+    assert "n ≥ 3d" in row["threshold"]
+
+
+def test_every_claim_is_registered_with_its_guard(good, thresholds):
+    assert list(CLAIMS) == [f"C{i}" for i in range(1, 10)]
+    for cid, c in CLAIMS.items():
+        assert isinstance(c, Claim) and c.cid == cid and NEEDS[cid] == c.needs
+        assert c({k: None for k in good}, thresholds)["verdict"] == MISSING
+
+
+def test_claims_schema_requires_every_verdict_constant():
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "claims.schema.yaml").read_text())
+    assert {"numerical_tol", "float_slack"} <= set(schema["required"])
+    props = schema["properties"]
+    assert {"static_rungs", "attention_rungs", "min_ladder_rungs"} <= set(props["C6"]["required"])
+    assert {"estimators", "tie_tolerance"} <= set(props["C8"]["required"])
+    assert "scale_factor" in props["C9"]["required"]

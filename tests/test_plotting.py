@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -15,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fabricate import fabricate  # noqa: E402
 
 from entropic_bound.analysis import frontier_table, run_analyses  # noqa: E402
-from entropic_bound.plotting import make_figure, save_figure  # noqa: E402
+from entropic_bound.figure_registry import FIGURES, tables_of_rule  # noqa: E402
+from entropic_bound.plotting import DRAW, make_figure, save_figure  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FIGURE_IDS = [f"F{i}" for i in range(1, 8)]
@@ -83,10 +85,97 @@ def test_unknown_figure_is_a_one_line_error(tables, claims):
 
 
 def test_every_report_output_has_a_one_sentence_caption():
-    smk = (REPO / "workflow" / "rules" / "analysis.smk").read_text()
+    rules = REPO / "workflow" / "rules"
+    smk = "".join((rules / f).read_text() for f in ("analysis.smk", "exploratory.smk"))
     captions = re.findall(r'caption="\.\./report/([^"]+)"', smk)
+    captions += [f"{fid}.rst" for fid in FIGURES]  # figure captions: figures.smk, by id
     assert {f"F{i}.rst" for i in range(1, 8)} <= set(captions)
     assert {"T1.rst", "T2.rst", "T3.rst", "T4.rst"} <= set(captions)
+    assert {"X1.rst", "X1_table.rst", "X2_table.rst"} <= set(captions)
     for name in captions:
         text = (REPO / "workflow" / "report" / name).read_text().strip()
         assert text.count(". ") == 0 and text.endswith("."), f"{name}: one sentence please"
+
+
+# ---------------------------------------------------------------- the figure registry
+
+
+def test_registry_and_drawing_table_agree():
+    """One registry: every figure has a stem, tables and a drawing function, and no more."""
+    assert set(DRAW) == set(FIGURES)
+    stems = [f.stem for f in FIGURES.values()]
+    assert len(set(stems)) == len(stems)
+    assert all(stem.startswith(fid + "_") for fid, stem in zip(FIGURES, stems))
+
+
+def test_plot_rules_read_every_table_their_figures_need():
+    assert "T4_frontier" in tables_of_rule("plot_frontier")
+    assert "X1_boundaries" in tables_of_rule("plot_frontier")
+    assert "X2_c8_by_beta" in tables_of_rule("plot_figures")
+    assert "X1_boundaries" not in tables_of_rule("plot_figures")
+
+
+def _boundaries_table() -> pd.DataFrame:
+    rows = []
+    for pred, cls in (("P_invert", "L4"), ("P_invert_linear", "L4lin"), ("P_attn", "L3")):
+        for n in (4, 8):
+            for beta in (0.25, 1.0) if cls != "L3" else (float("nan"),):
+                for B in (64, 128, 512):
+                    s50 = 0.0 if (pred == "P_invert" and n == 8 and B == 64) else 1e-3 * B / n
+                    rows.append(
+                        {
+                            "predictor": pred,
+                            "class": cls,
+                            "value_map": "known",
+                            "n": n,
+                            "d": 8,
+                            "beta": beta,
+                            "n_seqs": B,
+                            "frontier_budget": B == 128,
+                            "n_cases": 4,
+                            "clean_std": 0.5,
+                            "rate_clean": 1.0,
+                            "sigma50": s50,
+                            "sigma95": s50 / 2,
+                            "sigma50_rel": s50 / 0.5,
+                            "sigma95_rel": s50,
+                            "n_evals": 7,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_x1_renders_with_a_zero_tolerance_on_the_floor(claims, tmp_path):
+    fig = make_figure("X1", {"X1_boundaries": _boundaries_table()}, claims)
+    assert [ax.get_xlabel() for ax in fig.axes[:3]] == [
+        "data budget B (sequences)",
+        "data budget B (sequences)",
+        "inverse temperature β",
+    ]
+    save_figure(fig, tmp_path / "x.png", tmp_path / "x.pdf", dpi=40)
+
+
+def test_x1_without_rows_renders_a_note(claims):
+    fig = make_figure("X1", {"X1_boundaries": _boundaries_table().iloc[:0]}, claims)
+    assert any(t.get_text() == "no boundaries computed" for t in fig.axes[0].texts)
+
+
+def test_f5_has_a_row_by_beta(tables, claims):
+    by_beta = pd.DataFrame(
+        [
+            {
+                "kernels": k,
+                "beta": b,
+                "estimator": e,
+                "n": 4,
+                "exact_rate": 1.0,
+                "mean_abs_error": 0.1 * b,
+            }
+            for k in ("learned", "data-only")
+            for b in (0.5, 1.0, 2.0)
+            for e in ("entropy", "energy_0.99")
+        ]
+    )
+    fig = make_figure("F5", {**tables, "X2_c8_by_beta": by_beta}, claims)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert sum("by β" in t for t in titles) == 2

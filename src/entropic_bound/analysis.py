@@ -25,7 +25,14 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .estimators import DEFAULT_TAUS, DEFAULT_TOL, all_estimators, estimate, pad_spectra
+from .estimators import (
+    DEFAULT_TAUS,
+    DEFAULT_TOL,
+    all_estimators,
+    energy_tau,
+    estimate,
+    pad_spectra,
+)
 from .rungs import ladder_lambda, parse_rung
 
 #: the static students of SCIENCE.md §1: full-rank L0 and L1, trained on every task
@@ -146,13 +153,21 @@ def spectra_matrix(spectra: Sequence) -> np.ndarray:
     return pad_spectra([np.asarray(s, dtype=np.float64).ravel() for s in spectra])
 
 
-def estimator_list(taus=DEFAULT_TAUS) -> list[str]:
-    return ["numerical", "stable", "entropy", "participation"] + [f"energy_{t:g}" for t in taus]
-
-
 def pretty_estimator(name: str) -> str:
     """Label for figures: ``energy_0.99`` -> ``r_E(0.99)``."""
-    return f"r_E({name.split('_', 1)[1]})" if name.startswith("energy_") else name
+    tau = energy_tau(name)
+    return name if tau is None else f"r_E({tau:g})"
+
+
+def estimate_finite(S, name: str, tol: float = DEFAULT_TOL) -> np.ndarray:
+    """One estimator on every row of ``S: [rows, k]``; a row holding NaN or Inf (a diverged
+    student) is estimated as NaN, which no exact match accepts."""
+    S = np.asarray(S, dtype=np.float64)
+    ok = np.isfinite(S).all(axis=-1)
+    out = np.full(S.shape[0], np.nan)
+    if ok.any():
+        out[ok] = estimate(S[ok], name, tol=tol)
+    return out
 
 
 # ---------------------------------------------------------------- data-only predictions

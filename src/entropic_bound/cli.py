@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .estimators import all_estimators, estimate, estimator_names
+from .estimators import all_estimators, energy_tau, estimate, estimator_names
 from .predictors import log_inversion_spectrum, predict_inversion, predict_static
 
 PROG = "entropic-bound"
@@ -873,9 +873,8 @@ def recommend(
             "so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map"
         )
         eps = noise.get("share_of_attn_energy")
-        left_out = (
-            1 - float(estimator.split("_", 1)[1]) if estimator.startswith("energy_") else 0.01
-        )
+        tau = energy_tau(estimator)
+        left_out = 1 - tau if tau is not None else 0.01
         if eps is None:
             confidence = "exact at zero noise"
             why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
@@ -926,8 +925,7 @@ def recommend(
             "when n is close to d, so the spectrum reflects a few sequences; use sequences with "
             "n >= 2d, or drop ill-conditioned ones"
         )
-    if estimator.startswith("energy_"):
-        tau = float(estimator.split("_", 1)[1])
+    if (tau := energy_tau(estimator)) is not None:
         est_why = (
             f"{estimator} is the least k whose top-k singular values hold {tau:.0%} of the "
             "spectrum's energy: for the static surrogate exactly the least rank whose excess "
@@ -1287,14 +1285,8 @@ def plot_spectrum(path: str, preds: dict, rec: dict) -> None:
     for a in (ax, ax2):
         a.axvline(r + 0.5, color="k", ls="--", lw=1, label=f"cut: rank {r} ({rec['estimator']})")
         a.set_xlabel("index k (singular value rank)")
-    if rec["estimator"].startswith("energy_"):
-        ax2.axhline(
-            float(rec["estimator"].split("_")[1]),
-            color="gray",
-            ls=":",
-            lw=1,
-            label=f"τ = {float(rec['estimator'].split('_')[1]):g}",
-        )
+    if (tau := energy_tau(rec["estimator"])) is not None:
+        ax2.axhline(tau, color="gray", ls=":", lw=1, label=f"τ = {tau:g}")
     ax.set_yscale("log")
     ax.set_ylabel(r"singular value $s_k / s_1$")
     ax2.set_ylabel(r"cumulative energy $\Sigma_{i \leq k}\, s_i^2 \;/\; \Sigma_i\, s_i^2$")

@@ -75,8 +75,23 @@ def energy_rank(s, tau: float = 0.99) -> np.ndarray:
     return np.where(total[..., 0] > 0, k, 0).astype(np.float64)
 
 
+def energy_name(tau: float) -> str:
+    """The table name of r_E(τ): ``energy_0.99``. Names are built and parsed only here."""
+    return f"energy_{tau:g}"
+
+
+def energy_tau(name: str) -> float | None:
+    """τ of an ``energy_<τ>`` name, None for any other estimator (ValueError if τ is not a number)."""
+    if not name.startswith("energy_"):
+        return None
+    try:
+        return float(name.split("_", 1)[1])
+    except ValueError:
+        raise ValueError(f"estimator {name!r}: energy_<tau> needs a number tau") from None
+
+
 def estimator_names(taus=DEFAULT_TAUS) -> list[str]:
-    return ["numerical", "stable", "entropy", "participation"] + [f"energy_{t:g}" for t in taus]
+    return ["numerical", "stable", "entropy", "participation"] + [energy_name(t) for t in taus]
 
 
 def all_estimators(s, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL) -> dict[str, np.ndarray]:
@@ -89,14 +104,14 @@ def all_estimators(s, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL) -> dict[str, 
         "participation": participation_rank(s),
     }
     for t in taus:
-        out[f"energy_{t:g}"] = energy_rank(s, t)
+        out[energy_name(t)] = energy_rank(s, t)
     return out
 
 
 def estimate(s, name: str, tol: float = DEFAULT_TOL) -> np.ndarray:
     """One estimator by its table name (``numerical``, ``stable``, ..., ``energy_0.99``)."""
-    if name.startswith("energy_"):
-        return energy_rank(s, float(name.split("_", 1)[1]))
+    if (tau := energy_tau(name)) is not None:
+        return energy_rank(s, tau)
     table = {
         "numerical": lambda x: numerical_rank(x, tol),
         "stable": stable_rank,

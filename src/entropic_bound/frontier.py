@@ -16,14 +16,15 @@ import pandas as pd
 import torch
 
 from .estimators import estimates_long
+from .mixing import operator_terms
 from .predictors import (
     DEFAULT_CLIP,
-    _rearranged_summary,
     attention_native_pinv,
     attention_native_spectrum,
     inversion_normal_matrix,
     inversion_spectrum,
     log_inversion_spectrum,
+    rearranged_summary,
 )
 from .progress import report
 from .tasks import haar_orthonormal, teacher_kernel
@@ -49,6 +50,45 @@ def _gen(*key: int) -> torch.Generator:
     )
 
 
+def frontier_inputs(
+    base_seed: int, n: int, seed: int, n_seqs: int, d: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inputs of a frontier cell (n, seed): X, E: [1, n_seqs, n, d] (tokens and unit
+    noise) and the Haar value map V: [d, d], float64. Every σ, β, r*, class and value map of
+    the cell shares them."""
+    g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
+    X = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
+    E = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
+    return X, E, haar_orthonormal(d, d, g)
+
+
+def frontier_kernel(fcfg: dict, base_seed: int, r_star: int, seed: int) -> torch.Tensor:
+    """The teacher kernel A: [d, d] of rank r* of a frontier cell (shared by every n)."""
+    d = fcfg["d"]
+    A, _ = teacher_kernel(
+        d, r_star, fcfg["kappa"], fcfg["gain"] * math.sqrt(d), _gen(base_seed, 104729, r_star, seed)
+    )
+    return A
+
+
+def qk_logits(cls: str, XAX: torch.Tensor, n: int, d: int, beta: float | None):
+    """(c · XAXᵀ, softmax?) of a query-key class, by ``mixing.operator_terms`` (one case table
+    for teacher, student and frontier). Both terms are linear in the kernel and L3/L4 have no
+    bias, so the class's scale c and activation are read off the unit kernel and applied to a
+    shared XAXᵀ: [..., n, n] (β, σ and value maps reuse one XAXᵀ)."""
+    unit = torch.ones((), dtype=XAX.dtype)
+    coef, bias, softmax = operator_terms(cls, unit, n=n, d=d, beta=1.0 if beta is None else beta)
+    if bias is not None or cls not in ("L3", "L4"):
+        raise ValueError(f"the frontier covers the query-key classes L3, L4, not {cls}")
+    return coef * XAX, softmax
+
+
+def qk_operator(cls: str, XAX: torch.Tensor, n: int, d: int, beta: float | None) -> torch.Tensor:
+    """M(X) = act(c · XAXᵀ): [..., n, n] of a query-key class (see :func:`qk_logits`)."""
+    Z, softmax = qk_logits(cls, XAX, n, d, beta)
+    return torch.softmax(Z, -1) if softmax else Z
+
+
 def frontier_grid(
     fcfg: dict,
     base_seed: int = 0,
@@ -70,10 +110,7 @@ def frontier_grid(
         spectra.append(spec.numpy())
 
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
-        g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
-        X = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
-        E = torch.randn(1, B, n, d, generator=g, dtype=torch.float64)
-        V_haar = haar_orthonormal(d, d, g)
+        X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
         pinv = attention_native_pinv(X)
         static_ok = B >= n * d
         if static_ok:
@@ -83,18 +120,12 @@ def frontier_grid(
         if invert_ok:
             chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
         for r_star in fcfg["r_star"]:
-            A, _ = teacher_kernel(
-                d,
-                r_star,
-                fcfg["kappa"],
-                fcfg["gain"] * math.sqrt(d),
-                _gen(base_seed, 104729, r_star, seed),
-            )
+            A = frontier_kernel(fcfg, base_seed, r_star, seed)
             XAX = X @ A @ X.transpose(-1, -2)
             for cls in fcfg["classes"]:
                 betas = fcfg["beta"] if cls == "L4" else [None]
                 for beta in betas:
-                    M = XAX / n if cls == "L3" else torch.softmax(beta / math.sqrt(d) * XAX, -1)
+                    M = qk_operator(cls, XAX, n, d, beta)
                     MX = M @ X
                     for value_map in fcfg["value_maps"]:
                         V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
@@ -122,7 +153,7 @@ def frontier_grid(
                             K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
                                 1, 2
                             )
-                            M_hat = torch.as_tensor(_rearranged_summary(K, n, d, False)["M_hat"])
+                            M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
                             spec = (
                                 log_inversion_spectrum(M_hat, clip)
                                 if cls == "L4"

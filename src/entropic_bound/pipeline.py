@@ -141,8 +141,7 @@ def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
             tables[name] = (
                 pd.concat([read_table(p) for p in parts], ignore_index=True) if parts else None
             )
-    p = cfg["predict"]
-    table = evaluate_claims(tables, claims_cfg, taus=p["taus"], tol=p["tol"])
+    table = evaluate_claims(tables, claims_cfg)
     prov = provenance(cfg, rule="onerror", partial=True)
     out = run_dir / PARTIAL_DIR
     write_table(table, out / "claims.csv", prov)

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .analysis import full_rank_students, pretty_estimator, sort_rungs
+from .figure_registry import FIGURES  # noqa: F401  (re-exported: ids, stems, tables)
 from .io import atomic_path
 from .rungs import ladder_lambda, parse_rung
 
@@ -440,12 +441,26 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
 
 
 @_styled
-def figure_F5(t3: pd.DataFrame, claims_estimator: str) -> Figure:
+def figure_F5(
+    t3: pd.DataFrame, claims_estimator: str, by_beta: pd.DataFrame | None = None
+) -> Figure:
     """F5: mean |estimate − r*| per estimator, linear (L3) vs softmax (L4) attention, for the
-    learned full-rank kernels and the data-only P_attn. ``t3``: T3_estimators.csv."""
+    learned full-rank kernels and the data-only P_attn. ``t3``: T3_estimators.csv.
+
+    With ``by_beta`` (X2_c8_by_beta.csv, exploratory: no verdict) a second row shows the same
+    error against β on softmax attention, learned and data-only kernels.
+    """
     kinds = list(dict.fromkeys(t3["kernels"])) if not t3.empty else []
-    fig = Figure(figsize=(3.4 * max(len(kinds), 1) + 0.6, 3.3), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, max(len(kinds), 1), squeeze=False)).ravel()
+    beta_kinds = (
+        list(dict.fromkeys(by_beta["kernels"])) if by_beta is not None and len(by_beta) else []
+    )
+    ncol = max(len(kinds), len(beta_kinds), 1)
+    nrow = 2 if beta_kinds else 1
+    fig = Figure(figsize=(3.4 * ncol + 0.6, 3.3 * nrow), layout="constrained")
+    grid = fig.subplots(nrow, ncol, squeeze=False)
+    axes = grid[0]
+    if beta_kinds:
+        _by_beta_panels(grid[1], by_beta, beta_kinds, claims_estimator)
     if not kinds:
         _empty(axes[0], "no estimator table")
         return fig
@@ -489,6 +504,36 @@ def figure_F5(t3: pd.DataFrame, claims_estimator: str) -> Figure:
         fontsize=8,
     )
     return fig
+
+
+def _by_beta_panels(axes, by_beta: pd.DataFrame, kinds: list, claims_estimator: str) -> None:
+    """F5's second row: mean |error| of every estimator against β, one panel per kernel kind."""
+    order = list(dict.fromkeys(by_beta["estimator"]))
+    colors = dict(zip(order, sns.color_palette("colorblind", len(order))))
+    for ax, kind in zip(axes, kinds):
+        g = by_beta[by_beta["kernels"] == kind]
+        for est in order:
+            e = g[g["estimator"] == est].sort_values("beta")
+            ours = est == claims_estimator
+            ax.plot(
+                e["beta"],
+                e["mean_abs_error"],
+                color="black" if ours else colors[est],
+                lw=2.2 if ours else 1.1,
+                marker="o",
+                ms=3.5,
+                label=pretty_estimator(est),
+                zorder=5 if ours else 3,
+            )
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(g["beta"].unique()), [f"{b:g}" for b in sorted(g["beta"].unique())])
+        ax.set_xlabel("inverse temperature β (L4)")
+        ax.set_ylabel("mean |estimate − r*| (rank units)")
+        ax.set_title(f"{kind}\nby β (exploratory: no verdict)")
+        ax.grid(True, lw=0.3, alpha=0.5)
+    for ax in axes[len(kinds) :]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7, frameon=False, title=f"black: {pretty_estimator(claims_estimator)}")
 
 
 # ---------------------------------------------------------------- F6 predictability frontier
@@ -662,6 +707,86 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
     return fig
 
 
+# ---------------------------------------------------------------- X1 frontier boundaries
+
+
+@_styled
+def figure_X1(bt: pd.DataFrame) -> Figure:
+    """X1 (exploratory: no verdict): σ50 relative to the clean output's std. Left, middle:
+    against the data budget B at n = the two budget-sweep n, P_invert (solid) beside its linear
+    twin (dashed), one colour per β. Right: against β at the frontier's B, every predictor with
+    a tolerance. A σ50 of 0 (not exact even clean) sits on the floor. ``bt``: X1_boundaries.csv.
+    """
+    fig = Figure(figsize=(9.6, 3.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    if bt.empty:
+        _empty(axes[0], "no boundaries computed")
+        return fig
+    floor = (
+        float(bt.loc[bt["sigma50_rel"] > 0, "sigma50_rel"].min()) / 3
+        if (bt["sigma50_rel"] > 0).any()
+        else 1e-6
+    )
+    betas = sorted(bt.loc[bt["beta"].notna(), "beta"].unique())
+    pal = dict(zip(betas, sns.color_palette("viridis", len(betas))))
+    Bs = sorted(bt["n_seqs"].unique())
+    sweep_n = sorted(bt.loc[~bt["frontier_budget"].astype(bool), "n"].unique())
+    style = {"P_invert": "-", "P_invert_linear": "--"}
+    for ax, n in zip(axes[:2], (sweep_n + [None, None])[:2]):
+        if n is None:
+            _empty(ax, "no budget sweep")
+            continue
+        g = bt[(bt["n"] == n) & bt["predictor"].isin(style)]
+        for (pred, beta), c in g.groupby(["predictor", "beta"]):
+            c = c.sort_values("n_seqs")
+            if len(c) < 2:
+                continue
+            ax.plot(
+                c["n_seqs"],
+                c["sigma50_rel"].clip(lower=floor),
+                ls=style[pred],
+                color=pal.get(beta, "0.3"),
+                marker="o",
+                ms=3,
+                lw=1.2,
+            )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(Bs, [str(b) for b in Bs], rotation=45)
+        ax.set_xlabel("data budget B (sequences)")
+        ax.set_title(f"n = {n}: P_invert (solid) vs linear twin (dashed)")
+        ax.set_ylabel("σ50 / std(clean output)")
+        ax.grid(True, which="major", lw=0.3, alpha=0.5)
+    ax = axes[2]
+    main = bt[bt["frontier_budget"].astype(bool)]
+    main = main[main["beta"].notna() & (main["rate_clean"] >= 0.5)]
+    for (pred, _cls, vm, n), c in main.groupby(["predictor", "class", "value_map", "n"]):
+        c = c.sort_values("beta")
+        ax.plot(
+            c["beta"],
+            c["sigma50_rel"].clip(lower=floor),
+            marker="o",
+            ms=3,
+            lw=1.1,
+            ls=style.get(pred, ":"),
+            label=f"{pred}, n = {n}" + (f", V {vm}" if pred == "P_attn" else ""),
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("inverse temperature β")
+    ax.set_ylabel("σ50 / std(clean output)")
+    ax.set_title(f"by β at B = {int(main['n_seqs'].iloc[0]) if len(main) else '-'}")
+    ax.grid(True, which="major", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=6, frameon=False)
+    handles = [Line2D([], [], color=c, lw=1.5, label=f"β = {b:g}") for b, c in pal.items()]
+    fig.legend(handles=handles, loc="outside right center", frameon=False)
+    fig.suptitle(
+        "Frontier boundaries (exploratory: no verdict): largest σ with exact rate ≥ 50 %",
+        fontsize=9,
+    )
+    return fig
+
+
 # ---------------------------------------------------------------- writing
 
 
@@ -681,37 +806,24 @@ def save_figure(fig: Figure, png, pdf, provenance: dict | None = None, dpi: int 
         )
 
 
-#: figure id -> (file stem under figures/, the cached tables it reads)
-FIGURES = {
-    "F1": ("F1_deficiency", ("risk_curves", "T2_intrinsic_ranks")),
-    "F2": ("F2_recovery", ("train_metrics", "rank_dynamics")),
-    "F3": ("F3_naive_transfer", ("T2_intrinsic_ranks",)),
-    "F4": ("F4_ladder", ("T2_intrinsic_ranks", "ladder")),
-    "F5": ("F5_estimators", ("T3_estimators",)),
-    "F6": ("F6_frontier", ("T4_frontier",)),
-    "F7": ("F7_prediction_vs_knee", ("T2_intrinsic_ranks",)),
+#: figure id -> how to draw it from its tables (FIGURES: stems and tables) and claims.yaml
+DRAW = {
+    "F1": lambda t, c: figure_F1(t["risk_curves"], t["T2_intrinsic_ranks"], c["epsilon"]),
+    "F2": lambda t, c: figure_F2(
+        t["train_metrics"], t["rank_dynamics"], c["estimator"], rungs=("L0", *c["C7"]["rungs"])
+    ),
+    "F3": lambda t, c: figure_F3(t["T2_intrinsic_ranks"], c["C5"]["min_static_student_risk"]),
+    "F4": lambda t, c: figure_F4(t["T2_intrinsic_ranks"], t["ladder"]),
+    "F5": lambda t, c: figure_F5(t["T3_estimators"], c["estimator"], t.get("X2_c8_by_beta")),
+    "F6": lambda t, c: figure_F6(t["T4_frontier"], c["estimator"]),
+    "F7": lambda t, c: figure_F7(t["T2_intrinsic_ranks"]),
+    "X1": lambda t, c: figure_X1(t["X1_boundaries"]),
 }
 
 
 def make_figure(fig_id: str, tables: dict[str, pd.DataFrame], claims: dict) -> Figure:
-    """Draw figure ``fig_id`` (F1..F7) from its tables (keys as in :data:`FIGURES`) and the
+    """Draw figure ``fig_id`` from its tables (keys: the stems of :data:`FIGURES`) and the
     claim settings (estimator, ε, C2/C5/C7 thresholds) of config/claims.yaml."""
-    est, eps = claims["estimator"], claims["epsilon"]
-    t = tables
-    if fig_id == "F1":
-        return figure_F1(t["risk_curves"], t["T2_intrinsic_ranks"], eps)
-    if fig_id == "F2":
-        return figure_F2(
-            t["train_metrics"], t["rank_dynamics"], est, rungs=("L0", *claims["C7"]["rungs"])
-        )
-    if fig_id == "F3":
-        return figure_F3(t["T2_intrinsic_ranks"], claims["C5"]["min_static_student_risk"])
-    if fig_id == "F4":
-        return figure_F4(t["T2_intrinsic_ranks"], t["ladder"])
-    if fig_id == "F5":
-        return figure_F5(t["T3_estimators"], est)
-    if fig_id == "F6":
-        return figure_F6(t["T4_frontier"], est)
-    if fig_id == "F7":
-        return figure_F7(t["T2_intrinsic_ranks"])
-    raise ValueError(f"unknown figure {fig_id!r}; choose one of {', '.join(FIGURES)}")
+    if fig_id not in DRAW:
+        raise ValueError(f"unknown figure {fig_id!r}; choose one of {', '.join(FIGURES)}")
+    return DRAW[fig_id](tables, claims)

@@ -83,10 +83,12 @@ def static_operator(X, Y) -> dict[str, np.ndarray]:
             "more varied sequences"
         )
     K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol).transpose(1, 2)  # [G, nd, nd]
-    return _rearranged_summary(K, n, d, single)
+    return rearranged_summary(K, n, d, single)
 
 
-def _rearranged_summary(K: torch.Tensor, n: int, d: int, single: bool) -> dict:
+def rearranged_summary(K: torch.Tensor, n: int, d: int, single: bool = False) -> dict:
+    """Van Loan–Pitsianis summary of static maps K: [G, nd, nd]: ``M_hat`` [G, n, n] and the
+    ``static_fit_share`` [G] (see :func:`static_operator`); ``single`` drops the group axis."""
     G = K.shape[0]
     R = K.reshape(G, n, d, n, d).permute(0, 1, 3, 2, 4).reshape(G, n * n, d * d)
     # top singular pair from the smaller Gram matrix (n² × n² or d² × d²)
@@ -177,20 +179,32 @@ def inversion_normal_matrix(X: torch.Tensor) -> torch.Tensor:
     return torch.einsum("gbij,gbkl->gikjl", XtX, XtJX).reshape(X.shape[0], d * d, d * d)
 
 
+def token_pinv_exact(X: torch.Tensor) -> torch.Tensor:
+    """X⁺ = Xᵀ(XXᵀ)⁻¹: [..., d, n], exact (X X⁺ = I) for X: [..., n, d] with n ≤ d."""
+    return X.transpose(-1, -2) @ torch.linalg.inv(X @ X.transpose(-1, -2))
+
+
 def inversion_spectrum(
     X: torch.Tensor,
     Y: torch.Tensor,
     V: torch.Tensor | None,
     normal_chol: torch.Tensor,
     clip: float = DEFAULT_CLIP,
+    log: bool = True,
+    Xp: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major)."""
+    """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major).
+
+    ``log=False`` is P_invert's linear twin (L̂_b = Y_b V⁻¹ X_b⁺ J, no clip, no log): exact on
+    linear attention M = c·X A Xᵀ, so the gap between the two is the log's doing. ``Xp``: the
+    per-sequence X⁺ (:func:`token_pinv_exact`) when the caller reuses it across calls.
+    """
     n, d = X.shape[-2:]
     J = centering(n, X.dtype)
-    Xp = X.transpose(-1, -2) @ torch.linalg.inv(X @ X.transpose(-1, -2))  # X⁺, exact for n ≤ d
+    Xp = token_pinv_exact(X) if Xp is None else Xp
     Yv = Y if V is None else Y @ torch.linalg.inv(V)
     P_hat = Yv @ Xp
-    L = torch.log(P_hat.clamp_min(clip)) @ J
+    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
     rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
     A = torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
     return _desc_svdvals(A)

@@ -1,36 +1,30 @@
 # Analyses, claims, figures and tables: everything here reads cached tables only (no tasks,
 # no training), so `snakemake figures` after a plotting change reruns plots and nothing else.
-
-#: figure id -> file stem under figures/ (SCIENCE.md §6)
-FIGURES = {
-    "F1": "F1_deficiency",
-    "F2": "F2_recovery",
-    "F3": "F3_naive_transfer",
-    "F4": "F4_ladder",
-    "F5": "F5_estimators",
-    "F6": "F6_frontier",
-    "F7": "F7_prediction_vs_knee",
-}
+# Figures come from one registry (src/entropic_bound/figure_registry.py), read through the
+# input/output functions of workflow/rules/figures.smk.
 TABLES = f"{RUN}/tables"
 #: library code whose edits must redo its outputs (Snakemake tracks only the thin scripts)
 CODE = repo_path("src/entropic_bound")
 
 
 FIGURE_FILES = [
-    f"{RUN}/figures/{stem}.{ext}" for stem in FIGURES.values() for ext in ("png", "pdf")
+    f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
 ]
 #: the analyses' own tables, read by the figures
 INTERMEDIATE_TABLES = [
     f"{TABLES}/{name}.csv"
     for name in ("risk_curves", "rank_dynamics", "learned_ranks", "ladder")
 ]
-#: the headline outputs: claims (T1), tables T2-T4 and figures F1-F7 (see get_final_output)
+#: the headline outputs: claims (T1), tables T2-T4, figures F1-F7, and the exploratory
+#: tables X1, X2 and figure X1 (see get_final_output)
 ANALYSIS_OUTPUTS = [
     f"{TABLES}/claims.csv",
     f"{RUN}/claims.md",
     f"{TABLES}/T2_intrinsic_ranks.csv",
     f"{TABLES}/T3_estimators.csv",
     f"{TABLES}/T4_frontier.csv",
+    f"{TABLES}/X1_boundaries.csv",
+    f"{TABLES}/X2_c8_by_beta.csv",
     *FIGURE_FILES,
 ]
 
@@ -82,7 +76,9 @@ rule claims:
         data_only_predictions=f"{TABLES}/data_only_predictions.csv",
         frontier=f"{TABLES}/frontier.csv",
         train_metrics=f"{TABLES}/train_metrics.parquet",
-        code=[f"{CODE}/claims.py", f"{CODE}/analysis.py"],
+        X1_boundaries=f"{TABLES}/X1_boundaries.csv",
+        X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
+        code=[f"{CODE}/claims.py", f"{CODE}/analysis.py", f"{CODE}/beyond.py"],
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
         md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
@@ -100,60 +96,36 @@ rule claims:
 rule plot_figures:
     """F1-F5 and F7 (PNG and PDF), one job: the plotting imports cost more than the drawing."""
     input:
-        risk_curves=f"{TABLES}/risk_curves.csv",
-        rank_dynamics=f"{TABLES}/rank_dynamics.csv",
-        ladder=f"{TABLES}/ladder.csv",
-        train_metrics=f"{TABLES}/train_metrics.parquet",
-        T2_intrinsic_ranks=f"{TABLES}/T2_intrinsic_ranks.csv",
-        T3_estimators=f"{TABLES}/T3_estimators.csv",
+        **figure_inputs("plot_figures"),
         code=f"{CODE}/plotting.py",
     output:
-        # F1: deficiency and achievability, R against rank with the tail-energy overlay
-        F1_png=report(f"{RUN}/figures/{FIGURES['F1']}.png", **REPORT["F1"]),
-        F1_pdf=f"{RUN}/figures/{FIGURES['F1']}.pdf",
-        # F2: recovery, learned spectra of full-rank students and their rank over training
-        F2_png=report(f"{RUN}/figures/{FIGURES['F2']}.png", **REPORT["F2"]),
-        F2_pdf=f"{RUN}/figures/{FIGURES['F2']}.pdf",
-        # F3: naive transfer, P_static against r* per rung and the static students' risk
-        F3_png=report(f"{RUN}/figures/{FIGURES['F3']}.png", **REPORT["F3"]),
-        F3_pdf=f"{RUN}/figures/{FIGURES['F3']}.pdf",
-        # F4: the ladder L0 -> L1 -> L2 -> L-lambda -> L4, where the static picture breaks
-        F4_png=report(f"{RUN}/figures/{FIGURES['F4']}.png", **REPORT["F4"]),
-        F4_pdf=f"{RUN}/figures/{FIGURES['F4']}.pdf",
-        # F5: estimator robustness, mean absolute error per estimator, linear vs softmax
-        F5_png=report(f"{RUN}/figures/{FIGURES['F5']}.png", **REPORT["F5"]),
-        F5_pdf=f"{RUN}/figures/{FIGURES['F5']}.pdf",
-        # F7: data-only predictions against the trained knee on every task
-        F7_png=report(f"{RUN}/figures/{FIGURES['F7']}.png", **REPORT["F7"]),
-        F7_pdf=f"{RUN}/figures/{FIGURES['F7']}.pdf",
+        **figure_outputs("plot_figures"),
     log:
         f"{RUN}/logs/plot_figures.log",
     localrule: True
     conda:
         "../../envs/plot.yaml"
     params:
-        figures=[f for f in FIGURES if f != "F6"],
+        figures=figures_of_rule("plot_figures"),
         claims=CLAIMS,
     script:
         "../scripts/plot.py"
 
 
 rule plot_frontier:
-    """F6 on its own: it needs no training, so it is drawn even when a training job fails."""
+    """F6 and X1: they need no training, so they are drawn even when a training job fails."""
     input:
-        T4_frontier=f"{TABLES}/T4_frontier.csv",
+        **figure_inputs("plot_frontier"),
         code=f"{CODE}/plotting.py",
     output:
-        # F6: the data-only predictability frontier as exact-recovery heatmaps
-        F6_png=report(f"{RUN}/figures/{FIGURES['F6']}.png", **REPORT["F6"]),
-        F6_pdf=f"{RUN}/figures/{FIGURES['F6']}.pdf",
+        **figure_outputs("plot_frontier"),
     log:
         f"{RUN}/logs/plot_frontier.log",
     localrule: True
     conda:
         "../../envs/plot.yaml"
     params:
-        figures=["F6"],
+        figures=figures_of_rule("plot_frontier"),
         claims=CLAIMS,
     script:
         "../scripts/plot.py"

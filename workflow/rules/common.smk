@@ -40,6 +40,7 @@ RUNGS = sorted({t.rung for t in TASKS}, key=[t.rung for t in TASKS].index)
 # The report sorts categories and subcategories by name: the numbers put the claims and the
 # provenance first. Subcategories: by claim for figures, by stage for tables; labels carry both.
 _CLAIMS_CAT = "1 Claims and provenance"
+_EXPLORATORY = "4 Exploratory (no verdict)"
 _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T1": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
     "claims_md": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
@@ -54,6 +55,9 @@ _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T2": ("3 Tables", "Training and prediction", "C4, C5, C6", "training"),
     "T3": ("3 Tables", "Estimators", "C8", "training"),
     "T4": ("3 Tables", "Frontier", "C9", "frontier"),
+    "X1": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
+    "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
+    "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
 }
 #: report() arguments of every report item: caption, category, subcategory, labels
 REPORT = {

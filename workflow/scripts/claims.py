@@ -5,6 +5,7 @@ from pathlib import Path
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
+from entropic_bound.beyond import beyond_the_verdicts
 from entropic_bound.claims import claims_markdown, claims_text, evaluate_claims
 from entropic_bound.config import config_hash
 from entropic_bound.io import clear_partial, provenance, read_table, write_table, write_text
@@ -13,11 +14,14 @@ from entropic_bound.runner import run
 
 def main(sm):
     tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
-    p = sm.config["predict"]
-    table = evaluate_claims(tables, sm.params.claims, taus=p["taus"], tol=p["tol"])
-    prov = provenance(sm.config, rule="claims", claims_hash=config_hash(sm.params.claims))
+    claims = sm.params.claims
+    table = evaluate_claims(tables, claims)
+    prov = provenance(sm.config, rule="claims", claims_hash=config_hash(claims))
     write_table(table, sm.output.csv, prov)
-    write_text(sm.output.md, claims_markdown(table, prov), prov)
+    beyond = beyond_the_verdicts(
+        tables["X1_boundaries"], tables["X2_c8_by_beta"], claims["estimator"]
+    )
+    write_text(sm.output.md, claims_markdown(table, prov) + "\n" + beyond, prov)
     clear_partial(Path(sm.output.md).parent)  # the banner of an earlier failed run
     print(claims_text(table), file=sys.stderr)  # into the rule's log
 

@@ -1,0 +1,233 @@
+"""Frontier boundaries, exploratory (no verdict; SCIENCE.md §8): how much noise, and how many
+sequences, each data-only predictor tolerates.
+
+For a *curve*, a predictor × data class × value map × n × β × data budget B, the exact rate
+(claims estimator, rounded, = r*) over the frontier's r* × seeds is a function of the noise σ.
+Its noise tolerance σ_q is the largest σ of a log grid at which the rate is still ≥ q
+(q = 0.5: σ₅₀, q = 0.95: σ₉₅), found by bisection on the grid index: the rate is taken to be
+non-increasing in σ, which common random numbers make nearly true (every σ of a curve uses the
+same X, the same unit noise E and the same kernels, Y = clean + σE). It is reported in absolute
+terms and relative to the standard deviation of the clean output, since the classes' outputs
+differ 3–5× in scale (SCIENCE.md §1). Conventions: σ_q = 0 when the clean rate is already
+below q (no tolerance) or when the rate at the smallest grid σ is; σ_q = inf when the whole
+grid passes.
+
+Inputs are the frontier's own (``frontier.frontier_inputs``, ``frontier.frontier_kernel``):
+at the frontier's B the σ = 0 and σ-grid cells are those of ``frontier.csv``.
+
+Besides P_attn and P_invert as published, two variants isolate the mechanisms the abstract's
+"partial" can come from:
+
+* ``P_invert_linear`` (nonlinear inversion): the same X, noise, B, P̂ = Y V⁻¹ X⁺ and least
+  squares, on the linear twin of softmax attention, M = β X A Xᵀ/√d (the softmax's logits,
+  class ``L4lin``), with no log: the gap to P_invert is the log's doing.
+* ``P_invert_V=I`` (kernel–value identifiability): P_invert assuming V = I on data whose value
+  map is the unknown Haar V.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .analysis import round_rank
+from .estimators import DEFAULT_TOL, estimate
+from .frontier import frontier_inputs, frontier_kernel, qk_logits, qk_operator
+from .predictors import (
+    DEFAULT_CLIP,
+    attention_native_pinv,
+    attention_native_spectrum,
+    inversion_normal_matrix,
+    inversion_spectrum,
+    token_pinv_exact,
+)
+
+#: exploratory tables carry this label (they were not pre-registered)
+EXPLORATORY = "exploratory: no verdict"
+#: the exact rates whose noise tolerance is reported: σ₅₀ and σ₉₅
+QUANTILES = (0.5, 0.95)
+
+COLUMNS = [
+    "predictor",
+    "class",
+    "value_map",
+    "n",
+    "d",
+    "beta",
+    "n_seqs",
+    "frontier_budget",
+    "n_cases",
+    "clean_std",
+    "rate_clean",
+    "sigma50",
+    "sigma95",
+    "sigma50_rel",
+    "sigma95_rel",
+    "n_evals",
+]
+
+
+def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
+    """σ grid lo·10^(k/per_decade), k = 0, 1, ... up to hi (inclusive within rounding)."""
+    if not 0 < lo < hi or per_decade < 1:
+        raise ValueError(f"log grid needs 0 < lo < hi and per_decade >= 1, got {lo}, {hi}")
+    k = int(math.floor(per_decade * math.log10(hi / lo) + 1e-9))
+    return lo * 10.0 ** (np.arange(k + 1) / per_decade)
+
+
+def noise_tolerance(rate_at: Callable[[int], float], size: int, q: float) -> int:
+    """Largest grid index k in [0, size) with rate_at(k) ≥ q, by bisection; -1 when
+    rate_at(0) < q, ``size`` when rate_at(size - 1) ≥ q. ``rate_at(-1)`` is the clean rate
+    and is asked first (a predictor that fails clean has no tolerance: -1).
+
+    Assumes the rate is non-increasing in k; otherwise the answer is one crossing of q.
+    """
+    if rate_at(-1) < q:
+        return -1
+    if rate_at(size - 1) >= q:
+        return size
+    lo, hi = -1, size - 1  # rate_at(lo) ≥ q > rate_at(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if rate_at(mid) >= q:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class Curve:
+    """One predictor on one data setting, every r* × seed stacked along a case axis G.
+
+    ``clean, noise: [G, B, n, d]``, ``r_star: [G]``; ``spectrum(Y) -> [G, k]``.
+    """
+
+    def __init__(self, key: dict, clean, noise, r_star, spectrum, estimator: str, tol: float):
+        self.key, self.clean, self.noise = key, clean, noise
+        self.r_star = np.asarray(r_star, dtype=np.float64)
+        self.spectrum, self.estimator, self.tol = spectrum, estimator, tol
+        self.cache: dict[float, float] = {}
+
+    def rate(self, sigma: float) -> float:
+        """Exact rate at noise σ (cached: bisections of σ₅₀ and σ₉₅ share evaluations)."""
+        if sigma not in self.cache:
+            Y = self.clean if sigma == 0 else self.clean + sigma * self.noise
+            spec = self.spectrum(Y).numpy()
+            r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
+            hit = np.zeros(len(self.r_star)) if r is None else round_rank(r) == self.r_star
+            self.cache[sigma] = float(np.mean(hit))
+        return self.cache[sigma]
+
+    def boundaries(self, grid: np.ndarray) -> dict:
+        def at(k: int) -> float:
+            return self.rate(0.0 if k < 0 else float(grid[k]))
+
+        std = float(self.clean.std(unbiased=False))
+        out = {**self.key, "n_cases": len(self.r_star), "clean_std": std, "rate_clean": at(-1)}
+        for q in QUANTILES:
+            k = noise_tolerance(at, len(grid), q)
+            sig = 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
+            tag = f"sigma{round(100 * q)}"
+            out[tag], out[f"{tag}_rel"] = sig, sig / std if std > 0 else math.nan
+        out["n_evals"] = len(self.cache)
+        return out
+
+
+def _curves_of_cell(
+    fcfg: dict,
+    base_seed: int,
+    n: int,
+    n_seqs: int,
+    betas: list[float],
+    estimator: str,
+    tol: float,
+    clip: float,
+) -> list[Curve]:
+    """Every curve of one (n, B): the r* × seeds of the frontier stacked along G."""
+    d = fcfg["d"]
+    r_stars = list(fcfg["r_star"])
+    per_seed = [frontier_inputs(base_seed, n, s, n_seqs, d) for s in fcfg["seeds"]]
+    # case g = (seed index, r* index): X repeats over r*, A over seeds
+    R = len(r_stars)
+    X = torch.cat([x.expand(R, -1, -1, -1) for x, _, _ in per_seed])
+    E = torch.cat([e.expand(R, -1, -1, -1) for _, e, _ in per_seed])
+    V = torch.stack([v for _, _, v in per_seed for _ in r_stars])[:, None]  # [G, 1, d, d]
+    A = torch.stack(
+        [frontier_kernel(fcfg, base_seed, r, s) for s in fcfg["seeds"] for r in r_stars]
+    )[:, None]  # [G, 1, d, d]
+    r_star = np.array([r for _ in fcfg["seeds"] for r in r_stars])
+    XAX = X @ A @ X.transpose(-1, -2)
+    base = {"d": d, "n": n, "n_seqs": n_seqs}
+    curves = []
+
+    pinv = attention_native_pinv(X)
+
+    def p_attn(Y):
+        return attention_native_spectrum(pinv, Y)
+
+    invert_ok = n <= d and n_seqs * n * (n - 1) >= d * d
+    if invert_ok:
+        chol = torch.cat(
+            [
+                torch.linalg.cholesky(inversion_normal_matrix(x)).expand(R, -1, -1)
+                for x, _, _ in per_seed
+            ]
+        )
+
+        Xp = token_pinv_exact(X)
+
+    def p_invert(log: bool):
+        return lambda Y: inversion_spectrum(X, Y, None, chol, clip, log=log, Xp=Xp)
+
+    def add(key, clean, spectrum):
+        curves.append(Curve({**base, **key}, clean, E, r_star, spectrum, estimator, tol))
+
+    for cls in fcfg["classes"]:
+        for beta in betas if cls == "L4" else [None]:
+            MX = qk_operator(cls, XAX, n, d, beta) @ X
+            for vm in fcfg["value_maps"]:
+                clean = MX @ V if vm == "unknown" else MX
+                b = math.nan if beta is None else beta
+                key = {"class": cls, "value_map": vm, "beta": b}
+                add({**key, "predictor": "P_attn"}, clean, p_attn)
+                if invert_ok and cls == "L4":
+                    name = "P_invert" if vm == "known" else "P_invert_V=I"
+                    add({**key, "predictor": name}, clean, p_invert(True))
+            if invert_ok and cls == "L4":
+                # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
+                twin = qk_logits("L4", XAX, n, d, beta)[0] @ X
+                key = {"class": "L4lin", "value_map": "known", "beta": beta}
+                add({**key, "predictor": "P_invert_linear"}, twin, p_invert(False))
+    return curves
+
+
+def boundaries_table(
+    fcfg: dict,
+    bcfg: dict,
+    base_seed: int = 0,
+    estimator: str = "energy_0.99",
+    tol: float = DEFAULT_TOL,
+    clip: float = DEFAULT_CLIP,
+) -> pd.DataFrame:
+    """σ₅₀, σ₉₅ (absolute and relative to the clean output's std) of every curve.
+
+    At the frontier's B (``fcfg["n_seqs"]``): the frontier's n that are in ``bcfg["n"]`` and
+    every β. At the other budgets of ``bcfg["n_seqs"]``: the n and β of ``bcfg["budget_n"]``,
+    ``bcfg["budget_beta"]``.
+    """
+    grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
+    rows = []
+    for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
+        main = B == fcfg["n_seqs"]
+        ns = [n for n in fcfg["n"] if n in (bcfg["n"] if main else bcfg["budget_n"])]
+        betas = fcfg["beta"] if main else [b for b in fcfg["beta"] if b in bcfg["budget_beta"]]
+        for n in ns:
+            for c in _curves_of_cell(fcfg, base_seed, n, B, betas, estimator, tol, clip):
+                rows.append({**c.boundaries(grid), "frontier_budget": main})
+    out = pd.DataFrame(rows)
+    order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
+    return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]

@@ -1,0 +1,66 @@
+# Beyond the verdicts (SCIENCE.md §8): analyses that were not pre-registered, computed from
+# cached intermediates like everything else, labelled "exploratory: no verdict" and read by
+# no claim. Config: `exploratory` in config/config.yaml.
+EXPLORATORY = config["exploratory"]
+
+
+rule boundaries:
+    """Noise tolerance σ50/σ95 of every data-only predictor, by n, β and data budget B."""
+    input:
+        code=[f"{CODE}/boundaries.py", f"{CODE}/frontier.py", f"{CODE}/predictors.py"],
+    output:
+        report(f"{TABLES}/X1_boundaries.csv", **REPORT["X1_table"]),
+    log:
+        f"{RUN}/logs/boundaries.log",
+    benchmark:
+        f"{RUN}/benchmarks/boundaries.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=by_attempt(4000),
+        runtime=by_attempt(20),
+    params:
+        claims=CLAIMS,
+    script:
+        "../scripts/boundaries.py"
+
+
+rule train_beta:
+    """Full-rank L4 students on the L4 tasks at every β of exploratory.c8_beta (one job)."""
+    input:
+        code=f"{CODE}/softmax_distortion.py",
+    output:
+        f"{RUN}/train/L4/full_rank_beta.metrics.parquet",
+    log:
+        f"{RUN}/logs/train/L4_full_rank_beta.log",
+    benchmark:
+        f"{RUN}/benchmarks/train/L4_full_rank_beta.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=by_attempt(train_mem_mb()),
+        runtime=by_attempt(train_runtime()),
+        gpu=train_gpus(),
+    script:
+        "../scripts/train_beta.py"
+
+
+rule c8_by_beta:
+    """Every C8 estimator by β on learned full-rank L4 kernels and data-only P_attn kernels."""
+    input:
+        learned=f"{RUN}/train/L4/full_rank_beta.metrics.parquet",
+        frontier=f"{TABLES}/frontier.csv",
+        code=f"{CODE}/softmax_distortion.py",
+    output:
+        report(f"{TABLES}/X2_c8_by_beta.csv", **REPORT["X2_table"]),
+    log:
+        f"{RUN}/logs/c8_by_beta.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    params:
+        claims=CLAIMS,
+    script:
+        "../scripts/c8_by_beta.py"

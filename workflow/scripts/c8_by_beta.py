@@ -1,0 +1,21 @@
+"""Rule `c8_by_beta`: C8's estimator comparison by β (exploratory: no verdict)."""
+
+from entropic_bound.io import provenance, read_table, write_table
+from entropic_bound.runner import run
+from entropic_bound.softmax_distortion import estimators_by_beta
+
+
+def main(sm):
+    claims = sm.params.claims
+    df = estimators_by_beta(
+        read_table(sm.input.learned),
+        read_table(sm.input.frontier),
+        sm.config["exploratory"]["c8_beta"]["betas"],
+        claims["C8"]["estimators"],
+        n_tokens=sm.config["task"]["n"],
+        tol=claims["numerical_tol"],
+    )
+    write_table(df, sm.output[0], provenance(sm.config, rule="c8_by_beta"))
+
+
+run(main, snakemake)  # noqa: F821

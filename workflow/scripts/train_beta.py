@@ -1,0 +1,13 @@
+"""Rule `train_beta`: full-rank L4 students at every β of exploratory.c8_beta."""
+
+from entropic_bound.io import provenance, write_table
+from entropic_bound.runner import run
+from entropic_bound.softmax_distortion import train_full_rank_by_beta
+
+
+def main(sm):
+    df = train_full_rank_by_beta(sm.config, sm.config["exploratory"]["c8_beta"]["betas"])
+    write_table(df, sm.output[0], provenance(sm.config, rule="train_beta"))
+
+
+run(main, snakemake)  # noqa: F821
