@@ -124,6 +124,8 @@ def read_header(fp, where: str, available: int) -> tuple[tuple, bool, np.dtype, 
     try:
         start = fp.tell()
         version = np.lib.format.read_magic(fp)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ValueError(f"unknown format version {version[0]}.{version[1]}")
         reader = (
             np.lib.format.read_array_header_1_0
             if version == (1, 0)
@@ -243,7 +245,7 @@ def iter_rows(ref: ArrayRef, rows: int):
         return
     row_bytes = per_row * ref.dtype.itemsize
     item_shape = ref.shape[1:]
-    if ref.fortran:  # column-major on disk: a row is strided, read by a map of the data
+    if ref.fortran and len(ref.shape) > 1:  # column-major on disk: a row is strided, so map it
         if ref.offset is None:
             raise InputError(
                 f"{ref.where()} is a compressed, Fortran-ordered array, which cannot be read "
@@ -284,6 +286,14 @@ def iter_rows(ref: ArrayRef, rows: int):
                         "re-create the file",
                     )
         return
+    try:
+        yield from _stream_member(ref, B, rows, row_bytes, item_shape)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        raise InputError(f"{ref.where()} is damaged ({exc})", "re-create the file") from None
+
+
+def _stream_member(ref: ArrayRef, B: int, rows: int, row_bytes: int, item_shape: tuple):
+    """The rows of a compressed member (zipfile checks the CRC-32 at the member's end)."""
     with open_regular(ref.path, ref.label) as raw, zipfile.ZipFile(raw) as zf:
         with zf.open(ref.member) as fp:
             read_header(fp, ref.where(), ref.available)

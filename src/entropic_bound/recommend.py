@@ -19,12 +19,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from . import scan
 from .analysis import round_rank
 from .estimators import all_estimators, estimate, estimator_names
 from .npyio import ArraySource, InputError
 from .placement import mixing, noise, regime, softmax_kernel, static_residual
 from .predictors import log_inversion_spectrum, predict_inversion, predict_static
-from .scan import DEFAULT_ESTIMATOR, Settings, available_memory, check_memory, make_plan, run_pass
+from .scan import DEFAULT_ESTIMATOR, Settings, check_memory, make_plan, run_pass
 from .why import explain
 
 
@@ -169,7 +170,7 @@ def recommend_source(
     check_estimator(settings.estimator)
     B, n, d = validate_shapes(X, Y)
     plan = make_plan(settings, B, n, d)
-    check_memory(plan, available_memory() if memory == -1 else memory)
+    check_memory(plan, scan.available_memory() if memory == -1 else memory)
     acc, static_data, invert_data = run_pass(X, Y, plan, progress)
     est, notes = settings.estimator, []
     mix = mixing(acc, th)
