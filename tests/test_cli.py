@@ -421,7 +421,7 @@ def test_no_traceback_ever(tmp_path, capsys, xy, flags, junk):
 
 def test_console_script_subprocess(l3, tmp_path):
     script = Path(sys.executable).with_name("entropic-bound")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "entropic_bound.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "entropic_bound"]
     env = dict(os.environ, OMP_NUM_THREADS="2")
     ok = subprocess.run(
         cmd + ["predict", str(l3[0]), "--json"], capture_output=True, text=True, env=env
@@ -429,7 +429,7 @@ def test_console_script_subprocess(l3, tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["recommendation"]["min_qk_rank"] == 3
     bad = subprocess.run(
-        [sys.executable, "-m", "entropic_bound.cli", "predict", str(tmp_path / "none.npz")],
+        [sys.executable, "-m", "entropic_bound", "predict", str(tmp_path / "none.npz")],
         capture_output=True,
         text=True,
         env=env,

@@ -56,7 +56,7 @@ class Settings:
     def check(self) -> None:
         for name in ("static_max_size", "static_oversample", "invert_max_sequences"):
             value = getattr(self, name)
-            if type(value) is not int or value < 1:
+            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise InputError(
                     f"--{name.replace('_', '-')} {value}: must be >= 1", "give a positive integer"
                 )
