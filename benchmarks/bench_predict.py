@@ -4,7 +4,7 @@ Target: 100,000 sequences of n = d = 64 in <= 10 s on 2 cores with <= 4 GB of me
 
 The data (an L3 linear-attention teacher of rank r* = 8, value map unknown, σ = 0, float32:
 1.6 GB per array) are generated once, in chunks, into a cache folder; then the real console entry
-point (``python -m entropic_bound.cli predict ... --json``) runs 3 times in a fresh process pinned
+point (``python -m entropic_bound predict ... --json``) runs 3 times in a fresh process pinned
 to 2 CPUs (2 BLAS/OpenMP threads). Wall time is end to end (interpreter start, imports, reading,
 every predictor); CPU time is the child's user + sys time, a fair measure on a busy machine;
 peak RSS is the child's ru_maxrss. Prints one JSON line.
@@ -135,7 +135,7 @@ def main() -> None:
     t0 = time.perf_counter()
     spec = generate(folder, args.sequences, args.n, args.d, args.r_star, args.sigma, seed=0)
     gen_s = time.perf_counter() - t0
-    cli = [sys.executable, "-m", "entropic_bound.cli", "predict"]
+    cli = [sys.executable, "-m", "entropic_bound", "predict"]
     cmd = cli + (
         [os.path.join(folder, "data.npz")]
         if args.format == "npz"

@@ -126,10 +126,10 @@ def test_chunks_and_worker_threads_do_not_change_the_answer(capsys, l3, monkeypa
     and they agree with one big batch to rounding."""
     import torch
 
-    import entropic_bound.cli as cli
+    import entropic_bound.npyio as npyio
 
     whole = run_json(capsys, "predict", l3[0], "--no-static")["predictors"]["P_attn"]
-    monkeypatch.setattr(cli, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
+    monkeypatch.setattr(npyio, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
     before = torch.get_num_threads()
     results = []
     try:
@@ -421,7 +421,7 @@ def test_no_traceback_ever(tmp_path, capsys, xy, flags, junk):
 
 def test_console_script_subprocess(l3, tmp_path):
     script = Path(sys.executable).with_name("entropic-bound")
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "entropic_bound.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "entropic_bound"]
     env = dict(os.environ, OMP_NUM_THREADS="2")
     ok = subprocess.run(
         cmd + ["predict", str(l3[0]), "--json"], capture_output=True, text=True, env=env
@@ -429,7 +429,7 @@ def test_console_script_subprocess(l3, tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["recommendation"]["min_qk_rank"] == 3
     bad = subprocess.run(
-        [sys.executable, "-m", "entropic_bound.cli", "predict", str(tmp_path / "none.npz")],
+        [sys.executable, "-m", "entropic_bound", "predict", str(tmp_path / "none.npz")],
         capture_output=True,
         text=True,
         env=env,

@@ -1,0 +1,162 @@
+"""Plain-text rendering of ``entropic-bound predict`` and ``inspect`` results (their JSON
+reports, as :func:`.recommend.recommend_source` and :func:`.npyio.inspect_file` return them)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+PROG = "entropic-bound"
+#: width of the text report
+WIDTH = 100
+
+
+def _fmt(value: float | None, name: str = "") -> str:
+    if value is None:
+        return "-"
+    if name == "numerical" or name.startswith("energy_"):
+        return f"{value:.0f}"
+    return f"{value:.2f}"
+
+
+def _wrap(head: str, text: str, indent: int = 4) -> str:
+    return textwrap.fill(
+        text,
+        width=WIDTH,
+        initial_indent=head,
+        subsequent_indent=" " * indent,
+        break_on_hyphens=False,
+    )
+
+
+def format_predict(res: dict) -> str:
+    inp, fr, rec = res["input"], res["frontier"], res["recommendation"]
+    lines = [
+        f"{PROG} predict: {inp['source']}",
+        f"  B = {inp['B']} sequences, n = {inp['n']} tokens, d = {inp['d']} dimensions",
+    ]
+    if inp["task_meta"]:
+        m = inp["task_meta"]
+        lines.append(
+            "  file meta: "
+            + ", ".join(
+                f"{k} = {m[k]}"
+                for k in ("task_id", "rung", "r_star", "beta", "sigma", "value_map")
+                if k in m
+            )
+            + "  (for comparison)"
+        )
+    names = list(res["predictors"]["P_attn"]["estimates"])
+    lines += ["", "Rank estimates (predictor × estimator):"]
+    lines.append(
+        f"  {'predictor':<9} {'sequences':>9}  "
+        + "  ".join(f"{n:>{max(len(n), 5)}}" for n in names)
+    )
+    for pname, p in res["predictors"].items():
+        if p.get("status") == "ok":
+            cells = "  ".join(f"{_fmt(p['estimates'][n], n):>{max(len(n), 5)}}" for n in names)
+            lines.append(f"  {pname:<9} {p['sequences_used']:>9}  {cells}")
+        else:
+            lines.append(_wrap(f"  {pname:<9} ", p["status"], 12))
+    share = res["static_fit_share"]
+    lines += [
+        "",
+        "Static-fit share: "
+        + (
+            f"{share:.4f} (1 = one static kernel explains the data)"
+            if share is not None
+            else "not computed (P_static skipped)"
+        ),
+    ]
+    noise, mix, cond = fr["noise"], fr["mixing"], fr["conditioning"]
+    lines += [
+        "",
+        "Where the data sit on the predictability frontier:",
+        _wrap("  n vs d: ", fr["regime"]),
+    ]
+    if noise["sigma_hat"] is None:
+        lines.append(_wrap("  noise:  ", noise["method"]))
+    else:
+        rel = f"{noise['relative']:.3g}" if noise["relative"] is not None else "n/a"
+        lines.append(
+            _wrap(
+                "  noise:  ",
+                f"sigma_hat = {noise['sigma_hat']:.3g} per entry ({rel} of "
+                f"the signal rms), by the {noise['method']}",
+            )
+        )
+    idx = mix["mean_token_index"]
+    if mix["basis"] != "mean-token index":
+        lines.append(_wrap("  mixing: ", f"{mix['label']}, from {mix['basis']}"))
+    elif idx is None:
+        lines.append(_wrap("  mixing: ", f"{mix['label']} ({mix['explanation']})"))
+    else:
+        lines.append(
+            _wrap(
+                "  mixing: ",
+                f"{mix['label']} (mean-token index {idx:.2f}: ≈ 1 for linear "
+                "attention or token-wise maps, ≫ 1 when outputs average the same tokens as "
+                f"softmax does; softmax-like from {mix['threshold']})",
+            )
+        )
+    lines.append(
+        _wrap(
+            "  conditioning: ",
+            f"the largest sequence ({cond['sequence']}) holds "
+            f"{cond['max_share']:.2%} of P_attn's energy, {cond['max_over_mean']:.1f} × the "
+            "mean"
+            + (
+                f", dominated (>= {cond['threshold']:g} ×)"
+                if cond["dominated"]
+                else f" (flagged from {cond['threshold']:g} ×)"
+            ),
+        )
+    )
+    lines += [
+        "",
+        f"Recommended minimum QK rank: {rec['min_qk_rank']}",
+        _wrap(
+            "  trusted: ",
+            f"{rec['predictor']} with {rec['estimator']} (confidence: "
+            f"{rec['confidence']}); energy beyond the cut: {rec['tail_energy']:.2%}",
+        ),
+        _wrap("  why: ", rec["why"] + "."),
+        _wrap("  estimator: ", rec["why_estimator"] + "."),
+    ]
+    if res["notes"]:
+        lines += ["", "Notes:"] + [_wrap("  - ", note) for note in res["notes"]]
+    if res.get("plot"):
+        lines += ["", f"spectrum plot written to {res['plot']}"]
+    return "\n".join(lines)
+
+
+def format_inspect(res: dict) -> str:
+    lines = [
+        f"{res['file']}: {res['kind']} file, {res['bytes'] / 1e6:.1f} MB, "
+        f"{len(res['arrays'])} array{'s' if len(res['arrays']) != 1 else ''}",
+        "",
+    ]
+    lines.append(
+        f"  {'array':<12} {'shape':<18} {'dtype':<9} {'mean':>10} {'std':>10} "
+        f"{'min':>10} {'max':>10} {'NaN':>5} {'Inf':>5}"
+    )
+    for a in res["arrays"]:
+        shape = str(tuple(a["shape"]))
+        head = f"  {a['name']:<12} {shape:<18} {str(a['dtype']):<9}"
+        if "problem" in a:
+            lines.append(f"{head} unreadable: {a['problem']}")
+        elif "mean" in a:
+            nums = " ".join(
+                f"{v:>10.4g}" if v is not None else f"{'-':>10}"
+                for v in (a["mean"], a["std"], a["min"], a["max"])
+            )
+            lines.append(f"{head} {nums} {a['nan']:>5} {a['inf']:>5}")
+        elif "value" in a:
+            lines.append(f"{head} {a['value']!r}")
+        else:
+            lines.append(f"{head} {a.get('note', '')}")
+    if res["meta"] is not None:
+        lines += ["", "meta:"] + [
+            "  " + ln for ln in json.dumps(res["meta"], indent=2).splitlines()
+        ]
+    return "\n".join(lines)
