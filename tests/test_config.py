@@ -367,7 +367,7 @@ BAD_CONFIGS = {
     "inf_in_list": ("frontier:\n  sigma: [0.0, .inf]\n", "'frontier.sigma[1]' is inf"),
     "cross_key": ("task:\n  r_star: [1, 17]\n", "'task.r_star' and 'task.d'"),
     "frontier_cross_key": ("frontier:\n  r_star: [17]\n", "'frontier.r_star' and 'frontier.d'"),
-    "n_train": ("task:\n  n_train: 10\n", "'task.n_train' and 'task.n' and 'task.d'"),
+    "n_train": ("task:\n  n_train: 10\n", "'task.n_train', 'task.n' and 'task.d'"),
     "run_name_dotdot": ("run_name: ..\n", "config key 'run_name'"),
     "run_name_dot": ("run_name: .\n", "config key 'run_name'"),
     "run_name_slash": ("run_name: a/b\n", "config key 'run_name'"),
