@@ -267,6 +267,13 @@ def test_close_lambdas_get_distinct_exact_names():
     assert [t.lam for t in task_specs(cfg) if t.rung.startswith("Lam")][-1] == 0.004  # not λ = 0
 
 
+@pytest.mark.parametrize("lambdas", [[0.0], [1.0], [0.5, 1.5], [0.5, 0.5]])
+def test_lambdas_lie_strictly_between_l2_and_l4_and_differ(lambdas):
+    """λ = 0 is L2 and λ = 1 is L4 (rungs of their own); a repeated λ trains a rung twice."""
+    with pytest.raises(ConfigError, match=r"config key 'task\.lambdas"):
+        validate(_with(task__lambdas=lambdas))
+
+
 def test_lambda_with_too_many_digits_is_refused():
     with pytest.raises(ConfigError, match=r"'task\.lambdas\[1\]': λ = 0\.3333333333333333 needs"):
         validate(_with(task__lambdas=[0.5, 1 / 3]))
