@@ -10,7 +10,7 @@ SMK     := $(BIN)/snakemake
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,cluster]'
+	$(BIN)/pip install --quiet -e '.[dev,workflow,cluster]'  # library + Snakemake, plotting, SLURM, test tools
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create .venv and install the project with its exact pins (idempotent)

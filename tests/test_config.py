@@ -267,6 +267,13 @@ def test_close_lambdas_get_distinct_exact_names():
     assert [t.lam for t in task_specs(cfg) if t.rung.startswith("Lam")][-1] == 0.004  # not λ = 0
 
 
+@pytest.mark.parametrize("lambdas", [[0.0], [1.0], [0.5, 1.5], [0.5, 0.5]])
+def test_lambdas_lie_strictly_between_l2_and_l4_and_differ(lambdas):
+    """λ = 0 is L2 and λ = 1 is L4 (rungs of their own); a repeated λ trains a rung twice."""
+    with pytest.raises(ConfigError, match=r"config key 'task\.lambdas"):
+        validate(_with(task__lambdas=lambdas))
+
+
 def test_lambda_with_too_many_digits_is_refused():
     with pytest.raises(ConfigError, match=r"'task\.lambdas\[1\]': λ = 0\.3333333333333333 needs"):
         validate(_with(task__lambdas=[0.5, 1 / 3]))
@@ -367,7 +374,7 @@ BAD_CONFIGS = {
     "inf_in_list": ("frontier:\n  sigma: [0.0, .inf]\n", "'frontier.sigma[1]' is inf"),
     "cross_key": ("task:\n  r_star: [1, 17]\n", "'task.r_star' and 'task.d'"),
     "frontier_cross_key": ("frontier:\n  r_star: [17]\n", "'frontier.r_star' and 'frontier.d'"),
-    "n_train": ("task:\n  n_train: 10\n", "'task.n_train' and 'task.n' and 'task.d'"),
+    "n_train": ("task:\n  n_train: 10\n", "'task.n_train', 'task.n' and 'task.d'"),
     "run_name_dotdot": ("run_name: ..\n", "config key 'run_name'"),
     "run_name_dot": ("run_name: .\n", "config key 'run_name'"),
     "run_name_slash": ("run_name: a/b\n", "config key 'run_name'"),

@@ -120,7 +120,9 @@ def validate_config(cfg: dict) -> dict:
 
 
 def _keys(*keys: str) -> str:
-    return " and ".join(f"'{k}'" for k in keys)
+    """``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [f"'{k}'" for k in keys]
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def check_relations(cfg: dict) -> None:
