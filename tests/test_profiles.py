@@ -195,10 +195,13 @@ def test_default_maximum_runtime_is_a_day(monkeypatch):
 
 
 @pytest.mark.parametrize("bad", ["abc", "0", "-5", "1.5", ""])
-def test_a_bad_maximum_runtime_is_rejected_naming_the_variable(monkeypatch, bad):
+def test_a_bad_maximum_runtime_is_rejected_naming_the_variable(monkeypatch, capsys, bad):
     monkeypatch.setenv("EB_MAX_RUNTIME_MIN", bad)
-    with pytest.raises(Exception, match="EB_MAX_RUNTIME_MIN"):
+    with pytest.raises(SystemExit) as exit_:
         load_workflow(device="cpu")
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("entropic-bound: error: EB_MAX_RUNTIME_MIN=")
 
 
 def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):

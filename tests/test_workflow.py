@@ -27,7 +27,7 @@ WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-workdir-{os.getuid()}
 WHERE = ["-s", str(REPO / "Snakefile"), "-d", str(WORK)]
 
 
-def smk(*args, run_name, check=True, timeout=600, configfile=None):
+def smk(*args, run_name, check=True, timeout=1800, configfile=None):
     # --config takes every following word: targets and flags go first
     config = ["--configfile", str(configfile)] if configfile else QUICK
     cmd = [SMK, *args, *WHERE, "--cores", "2", *config, "--config", f"run_name={run_name}"]

@@ -160,10 +160,13 @@ def max_runtime() -> int:
     """The most minutes any job asks for, retries included: env EB_MAX_RUNTIME_MIN (set it to
     your partition's time limit), default 1440 (24 h)."""
     raw = os.environ.get("EB_MAX_RUNTIME_MIN", "1440")
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise WorkflowError(
-            f"EB_MAX_RUNTIME_MIN={raw!r}: give the partition's time limit in whole minutes"
+    if not raw.strip().isdigit() or int(raw) < 1:  # bad input: one line, exit 2
+        print(
+            f"entropic-bound: error: EB_MAX_RUNTIME_MIN={raw!r}: give the partition's "
+            "time limit in whole minutes",
+            file=sys.stderr,
         )
+        sys.exit(2)
     return int(raw)
 
 
