@@ -79,19 +79,40 @@ def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
     return lo * 10.0 ** (np.arange(k + 1) / per_decade)
 
 
-def noise_tolerance(rate_at: Callable[[int], float], size: int, q: float) -> int:
-    """Largest grid index k in [0, size) with rate_at(k) ≥ q, by bisection; -1 when
-    rate_at(0) < q, ``size`` when rate_at(size - 1) ≥ q. ``rate_at(-1)`` is the clean rate
-    and is asked first (a predictor that fails clean has no tolerance: -1).
+def noise_tolerance(
+    rate_at: Callable[[int], float], size: int, q: float, start: int | None = None
+) -> int:
+    """Largest grid index k in [0, size) with rate_at(k) ≥ q; -1 when rate_at(0) < q, ``size``
+    when rate_at(size - 1) ≥ q. ``rate_at(-1)`` is the clean rate, asked first (a predictor
+    that fails clean has no tolerance: -1).
 
-    Assumes the rate is non-increasing in k; otherwise the answer is one crossing of q.
+    Bisection; with ``start`` (a guess, e.g. the answer at a smaller data budget) it first
+    gallops up from the guess (start + 1, + 2, + 4, ...) and bisects the bracket it finds, or
+    bisects below the guess if the guess fails. Assumes the rate is non-increasing in k;
+    otherwise the answer is one crossing of q.
     """
     if rate_at(-1) < q:
         return -1
-    if rate_at(size - 1) >= q:
-        return size
-    lo, hi = -1, size - 1  # rate_at(lo) ≥ q > rate_at(hi)
-    while hi - lo > 1:
+    if start is None or not 0 <= start < size:
+        if rate_at(size - 1) >= q:
+            return size
+        lo, hi = -1, size - 1
+    elif rate_at(start) < q:
+        lo, hi = -1, start
+    else:
+        lo, step = start, 1
+        while True:
+            nxt = start + step
+            if nxt >= size - 1:
+                if rate_at(size - 1) >= q:
+                    return size
+                hi = size - 1
+                break
+            if rate_at(nxt) < q:
+                hi = nxt
+                break
+            lo, step = nxt, 2 * step
+    while hi - lo > 1:  # rate_at(lo) ≥ q > rate_at(hi)
         mid = (lo + hi) // 2
         if rate_at(mid) >= q:
             lo = mid
@@ -122,19 +143,29 @@ class Curve:
             self.cache[sigma] = float(np.mean(hit))
         return self.cache[sigma]
 
-    def boundaries(self, grid: np.ndarray) -> dict:
+    def boundaries(
+        self, grid: np.ndarray, quantiles=QUANTILES, hints: dict | None = None
+    ) -> tuple[dict, dict]:
+        """The table row (σ_q of ``quantiles``, others NaN) and the grid index of each σ_q,
+        to pass as ``hints`` to the same curve at the next data budget."""
+
         def at(k: int) -> float:
             return self.rate(0.0 if k < 0 else float(grid[k]))
 
         std = float(self.clean.std(unbiased=False))
         out = {**self.key, "n_cases": len(self.r_star), "clean_std": std, "rate_clean": at(-1)}
+        found = {}
         for q in QUANTILES:
-            k = noise_tolerance(at, len(grid), q)
-            sig = 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
             tag = f"sigma{round(100 * q)}"
+            if q not in quantiles:
+                out[tag] = out[f"{tag}_rel"] = math.nan
+                continue
+            k = noise_tolerance(at, len(grid), q, (hints or {}).get(q))
+            found[q] = k
+            sig = 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
             out[tag], out[f"{tag}_rel"] = sig, sig / std if std > 0 else math.nan
         out["n_evals"] = len(self.cache)
-        return out
+        return out, found
 
 
 def _curves_of_cell(
@@ -220,14 +251,19 @@ def boundaries_table(
     ``bcfg["budget_beta"]``.
     """
     grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
-    rows = []
+    rows, hints = [], {}
     for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
         main = B == fcfg["n_seqs"]
         ns = [n for n in fcfg["n"] if n in (bcfg["n"] if main else bcfg["budget_n"])]
         betas = fcfg["beta"] if main else [b for b in fcfg["beta"] if b in bcfg["budget_beta"]]
         for n in ns:
             for c in _curves_of_cell(fcfg, base_seed, n, B, betas, estimator, tol, clip):
-                rows.append({**c.boundaries(grid), "frontier_budget": main})
+                # the sweep reports σ50 only (σ95 at the frontier's B), each search started
+                # from the same curve's answer at the next smaller budget (σ50 grows with B)
+                key = tuple((k, str(v)) for k, v in c.key.items() if k != "n_seqs")
+                row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
+                hints[key] = found
+                rows.append({**row, "frontier_budget": main})
     out = pd.DataFrame(rows)
     order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
     return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]

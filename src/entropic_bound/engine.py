@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import sys
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +30,7 @@ import torch
 from . import fused
 from .mixing import apply_operator, operator_terms, operator_terms_adjoint
 from .rungs import kernel_dim, parse_rung
+from .seeds import student_stream
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -93,11 +93,6 @@ def pick_backend(name: str, dev: torch.device) -> str:
     return "torch"
 
 
-def _stream_seed(*key) -> int:
-    words = [zlib.crc32(str(k).encode()) for k in key]
-    return int(np.random.SeedSequence(words).generate_state(1)[0])
-
-
 def tail_energy(spectrum: np.ndarray, rank: int) -> float:
     """Eckart–Young population optimum of the surrogate: R*(r) = Σ_{k>r} s_k² / Σ s_k²."""
     e = np.asarray(spectrum, dtype=np.float64) ** 2
@@ -157,9 +152,7 @@ def train_students(
     Q0, K0, V0, idx = [], [], [], []
     for _t, m in enumerate(metas):
         for seed in seeds:
-            g = torch.Generator().manual_seed(
-                _stream_seed(base_seed, m["task_id"], student_class, seed)
-            )
+            g = student_stream(base_seed, m["task_id"], student_class, seed)
             # full k×k draws, sliced: a student's init does not depend on the other ranks
             Q0.append(torch.randn(k, k, generator=g)[:, :rmax])
             K0.append(torch.randn(k, k, generator=g)[:, :rmax])

@@ -11,6 +11,7 @@ from .estimators import estimates_long
 from .io import write_npz
 from .predictors import predict_attention_native, predict_static
 from .rungs import is_softmax
+from .seeds import noisy_copy_rng
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
 
@@ -34,7 +35,7 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
     for path in task_paths:
         arrays, meta = load_task(path)
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
-        rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
+        rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
         noise = rng.standard_normal(Y.shape)
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
             if sigma < meta["sigma"]:
