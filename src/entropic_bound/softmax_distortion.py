@@ -116,6 +116,8 @@ def estimators_by_beta(
         ]
         for beta in betas:
             g = f[np.isclose(f["beta"], beta)]
+            if g.empty:  # a β the frontier grid does not hold
+                continue
             for est in estimators:
                 e = g[g["estimator"] == est]
                 rows.append(_row(DATA_ONLY, beta, est, e["r_hat"], e["r_star"]))
