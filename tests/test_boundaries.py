@@ -178,3 +178,8 @@ def test_boundaries_are_reproducible():
     a = boundaries_table(FCFG, {**BCFG, "n": [4], "n_seqs": []}, 0)
     b = boundaries_table(FCFG, {**BCFG, "n": [4], "n_seqs": []}, 0)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_config_without_curves_gives_an_empty_table():
+    t = boundaries_table(FCFG, {**BCFG, "n": [], "n_seqs": [], "budget_n": []}, 0)
+    assert t.empty and list(t.columns) == COLUMNS

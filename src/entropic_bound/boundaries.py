@@ -264,6 +264,8 @@ def boundaries_table(
                 row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
                 hints[key] = found
                 rows.append({**row, "frontier_budget": main})
+    if not rows:  # the config asks for no curve (the large configs)
+        return pd.DataFrame(columns=COLUMNS)
     out = pd.DataFrame(rows)
     order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
     return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]
