@@ -41,6 +41,7 @@ from .predictors import (
     DEFAULT_CLIP,
     attention_native_pinv,
     attention_native_spectrum,
+    inversion_kernel,
     inversion_normal_matrix,
     inversion_spectrum,
     token_pinv_exact,
@@ -124,20 +125,20 @@ def noise_tolerance(
 class Curve:
     """One predictor on one data setting, every r* × seed stacked along a case axis G.
 
-    ``clean, noise: [G, B, n, d]``, ``r_star: [G]``; ``spectrum(Y) -> [G, k]``.
+    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``; ``spectrum_at(σ) -> [G, k]``, the
+    predictor's spectrum on Y = clean + σE.
     """
 
-    def __init__(self, key: dict, clean, noise, r_star, spectrum, estimator: str, tol: float):
-        self.key, self.clean, self.noise = key, clean, noise
+    def __init__(self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float):
+        self.key, self.clean = key, clean
         self.r_star = np.asarray(r_star, dtype=np.float64)
-        self.spectrum, self.estimator, self.tol = spectrum, estimator, tol
+        self.spectrum_at, self.estimator, self.tol = spectrum_at, estimator, tol
         self.cache: dict[float, float] = {}
 
     def rate(self, sigma: float) -> float:
         """Exact rate at noise σ (cached: bisections of σ₅₀ and σ₉₅ share evaluations)."""
         if sigma not in self.cache:
-            Y = self.clean if sigma == 0 else self.clean + sigma * self.noise
-            spec = self.spectrum(Y).numpy()
+            spec = self.spectrum_at(sigma).numpy()
             r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
             hit = np.zeros(len(self.r_star)) if r is None else round_rank(r) == self.r_star
             self.cache[sigma] = float(np.mean(hit))
@@ -211,11 +212,28 @@ def _curves_of_cell(
 
         Xp = token_pinv_exact(X)
 
-    def p_invert(log: bool):
-        return lambda Y: inversion_spectrum(X, Y, None, chol, clip, log=log, Xp=Xp)
+    def p_invert(Y):
+        return inversion_spectrum(X, Y, None, chol, clip, log=True, Xp=Xp)
 
     def add(key, clean, spectrum):
-        curves.append(Curve({**base, **key}, clean, E, r_star, spectrum, estimator, tol))
+        def at(sigma):
+            return spectrum(clean if sigma == 0 else clean + sigma * E)
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
+
+    def add_twin(key, clean):
+        # no log: Â(σ) = Â(clean) + σ Â(E) (least squares is linear in Y), two solves in all
+        parts = []
+
+        def at(sigma):
+            if not parts:
+                parts.extend(
+                    inversion_kernel(X, Y, None, chol, clip, log=False, Xp=Xp) for Y in (clean, E)
+                )
+            A0, AE = parts
+            return torch.linalg.svdvals(A0 if sigma == 0 else A0 + sigma * AE)
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
@@ -227,12 +245,12 @@ def _curves_of_cell(
                 add({**key, "predictor": "P_attn"}, clean, p_attn)
                 if invert_ok and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
-                    add({**key, "predictor": name}, clean, p_invert(True))
+                    add({**key, "predictor": name}, clean, p_invert)
             if invert_ok and cls == "L4":
                 # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
                 twin = qk_logits("L4", XAX, n, d, beta)[0] @ X
                 key = {"class": "L4lin", "value_map": "known", "beta": beta}
-                add({**key, "predictor": "P_invert_linear"}, twin, p_invert(False))
+                add_twin({**key, "predictor": "P_invert_linear"}, twin)
     return curves
 
 

@@ -184,6 +184,33 @@ def token_pinv_exact(X: torch.Tensor) -> torch.Tensor:
     return X.transpose(-1, -2) @ torch.linalg.inv(X @ X.transpose(-1, -2))
 
 
+def inversion_kernel(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    V: torch.Tensor | None,
+    normal_chol: torch.Tensor,
+    clip: float = DEFAULT_CLIP,
+    log: bool = True,
+    Xp: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Â: [G, d, d], least squares over the sequences of vec L̂_b = (X_b ⊗ J X_b) vec A
+    (row-major), L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J.
+
+    ``log=False`` is P_invert's linear twin (L̂_b = Y_b V⁻¹ X_b⁺ J, no clip, no log): exact on
+    linear attention M = c·X A Xᵀ, so the gap between the two is the log's doing (and Â is then
+    linear in Y). ``Xp``: the per-sequence X⁺ (:func:`token_pinv_exact`) when the caller
+    reuses it across calls.
+    """
+    n, d = X.shape[-2:]
+    J = centering(n, X.dtype)
+    Xp = token_pinv_exact(X) if Xp is None else Xp
+    Yv = Y if V is None else Y @ torch.linalg.inv(V)
+    P_hat = Yv @ Xp
+    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
+    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
+    return torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
+
+
 def inversion_spectrum(
     X: torch.Tensor,
     Y: torch.Tensor,
@@ -193,21 +220,8 @@ def inversion_spectrum(
     log: bool = True,
     Xp: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major).
-
-    ``log=False`` is P_invert's linear twin (L̂_b = Y_b V⁻¹ X_b⁺ J, no clip, no log): exact on
-    linear attention M = c·X A Xᵀ, so the gap between the two is the log's doing. ``Xp``: the
-    per-sequence X⁺ (:func:`token_pinv_exact`) when the caller reuses it across calls.
-    """
-    n, d = X.shape[-2:]
-    J = centering(n, X.dtype)
-    Xp = token_pinv_exact(X) if Xp is None else Xp
-    Yv = Y if V is None else Y @ torch.linalg.inv(V)
-    P_hat = Yv @ Xp
-    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
-    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
-    A = torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
-    return _desc_svdvals(A)
+    """svd(Â) of :func:`inversion_kernel`: [G, d]."""
+    return _desc_svdvals(inversion_kernel(X, Y, V, normal_chol, clip, log, Xp))
 
 
 def predict_inversion(X, Y, V=None, *, clip: float = DEFAULT_CLIP) -> dict:
