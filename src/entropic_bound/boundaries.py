@@ -39,8 +39,9 @@ from .estimators import DEFAULT_TOL, estimate
 from .frontier import frontier_inputs, frontier_kernel, qk_logits, qk_operator
 from .predictors import (
     DEFAULT_CLIP,
+    attention_native_gram,
     attention_native_pinv,
-    attention_native_spectrum,
+    gram_spectrum,
     inversion_kernel,
     inversion_normal_matrix,
     inversion_spectrum,
@@ -198,9 +199,6 @@ def _curves_of_cell(
 
     pinv = attention_native_pinv(X)
 
-    def p_attn(Y):
-        return attention_native_spectrum(pinv, Y)
-
     invert_ok = n <= d and n_seqs * n * (n - 1) >= d * d
     if invert_ok:
         chol = torch.cat(
@@ -218,6 +216,26 @@ def _curves_of_cell(
     def add(key, clean, spectrum):
         def at(sigma):
             return spectrum(clean if sigma == 0 else clean + sigma * E)
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
+
+    def add_attn(key, clean):
+        # C(σ) = Σ_b Z_b Z_bᵀ with Z = X̃⁺(clean + σE) = Z0 + σZE is quadratic in σ: the three
+        # Gram matrices are formed once (the σE part only if a σ > 0 is asked)
+        grams = {}
+
+        def at(sigma):
+            if not grams:
+                Z0 = pinv @ clean
+                grams["00"], grams["Z0"] = attention_native_gram(Z0, Z0), Z0
+            if sigma == 0:
+                return gram_spectrum(grams["00"])
+            if "EE" not in grams:
+                ZE = pinv @ E
+                grams["0E"] = attention_native_gram(grams["Z0"], ZE)
+                grams["EE"] = attention_native_gram(ZE, ZE)
+            cross = grams["0E"] + grams["0E"].transpose(-1, -2)
+            return gram_spectrum(grams["00"] + sigma * cross + sigma**2 * grams["EE"])
 
         curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
 
@@ -242,7 +260,7 @@ def _curves_of_cell(
                 clean = MX @ V if vm == "unknown" else MX
                 b = math.nan if beta is None else beta
                 key = {"class": cls, "value_map": vm, "beta": b}
-                add({**key, "predictor": "P_attn"}, clean, p_attn)
+                add_attn({**key, "predictor": "P_attn"}, clean)
                 if invert_ok and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
                     add({**key, "predictor": name}, clean, p_invert)

@@ -144,12 +144,20 @@ def attention_native_pinv(X: torch.Tensor) -> torch.Tensor:
     return _pinv_tokens(Xt)
 
 
+def attention_native_gram(Z1: torch.Tensor, Z2: torch.Tensor) -> torch.Tensor:
+    """Σ_b Z1_b Z2_bᵀ: [G, d, d] for Z1, Z2: [G, B, d, d]."""
+    return torch.einsum("gbij,gbkj->gik", Z1, Z2)
+
+
+def gram_spectrum(C: torch.Tensor) -> torch.Tensor:
+    """sqrt(eig(C)), descending, of a symmetric PSD C: [G, d, d] -> [G, d]."""
+    return torch.linalg.eigvalsh(C).flip(-1).clamp_min(0).sqrt()
+
+
 def attention_native_spectrum(pinv: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """sqrt(eig(Σ_b Z_b Z_bᵀ)), Z_b = X̃_b⁺ Y_b; pinv: [G, B, d, n], Y: [G, B, n, d] -> [G, d]."""
     Z = pinv @ Y
-    C = torch.einsum("gbij,gbkj->gik", Z, Z)
-    ev = torch.linalg.eigvalsh(C).flip(-1)
-    return ev.clamp_min(0).sqrt()
+    return gram_spectrum(attention_native_gram(Z, Z))
 
 
 def predict_attention_native(X, Y) -> dict:
