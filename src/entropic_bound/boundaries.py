@@ -44,7 +44,7 @@ from .predictors import (
     gram_spectrum,
     inversion_kernel,
     inversion_normal_matrix,
-    inversion_spectrum,
+    operator_to_kernel,
     token_pinv_exact,
 )
 
@@ -210,12 +210,16 @@ def _curves_of_cell(
 
         Xp = token_pinv_exact(X)
 
-    def p_invert(Y):
-        return inversion_spectrum(X, Y, None, chol, clip, log=True, Xp=Xp)
+        NE = E @ Xp  # P̂ = (clean + σE) X⁺ = clean X⁺ + σ E X⁺: the σ-free parts once per cell
 
-    def add(key, clean, spectrum):
+    def add_invert(key, clean):
+        P0 = []
+
         def at(sigma):
-            return spectrum(clean if sigma == 0 else clean + sigma * E)
+            if not P0:
+                P0.append(clean @ Xp)
+            P_hat = P0[0] if sigma == 0 else P0[0] + sigma * NE
+            return torch.linalg.svdvals(operator_to_kernel(P_hat, X, chol, clip, log=True))
 
         curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
 
@@ -263,7 +267,7 @@ def _curves_of_cell(
                 add_attn({**key, "predictor": "P_attn"}, clean)
                 if invert_ok and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
-                    add({**key, "predictor": name}, clean, p_invert)
+                    add_invert({**key, "predictor": name}, clean)
             if invert_ok and cls == "L4":
                 # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
                 twin = qk_logits("L4", XAX, n, d, beta)[0] @ X

@@ -209,11 +209,22 @@ def inversion_kernel(
     linear in Y). ``Xp``: the per-sequence X⁺ (:func:`token_pinv_exact`) when the caller
     reuses it across calls.
     """
-    n, d = X.shape[-2:]
-    J = centering(n, X.dtype)
     Xp = token_pinv_exact(X) if Xp is None else Xp
     Yv = Y if V is None else Y @ torch.linalg.inv(V)
-    P_hat = Yv @ Xp
+    return operator_to_kernel(Yv @ Xp, X, normal_chol, clip, log)
+
+
+def operator_to_kernel(
+    P_hat: torch.Tensor,
+    X: torch.Tensor,
+    normal_chol: torch.Tensor,
+    clip: float = DEFAULT_CLIP,
+    log: bool = True,
+) -> torch.Tensor:
+    """The second half of :func:`inversion_kernel`: Â: [G, d, d] from the estimated mixing
+    operators P̂ = Y V⁻¹ X⁺: [G, B, n, n] (``log``: of a softmax, else linear)."""
+    n, d = X.shape[-2:]
+    J = centering(n, X.dtype)
     L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
     rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
     return torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
