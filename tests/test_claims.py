@@ -250,3 +250,23 @@ def test_claims_schema_requires_every_verdict_constant():
     assert {"static_rungs", "attention_rungs", "min_ladder_rungs"} <= set(props["C6"]["required"])
     assert {"estimators", "tie_tolerance"} <= set(props["C8"]["required"])
     assert "scale_factor" in props["C9"]["required"]
+
+
+def test_numerical_tolerance_is_read_from_claims_yaml(good, thresholds):
+    """The fabricated learned spectra keep init remnants of 1e-4 (relative 7.7e-5): below the
+    numerical rank's 1e-3, above 1e-5."""
+    c = copy.deepcopy(thresholds)
+    c["estimator"] = "numerical"
+    assert CLAIMS["C3"](good, c)["verdict"] == REPRODUCED
+    c["numerical_tol"] = 1e-5
+    assert CLAIMS["C3"](good, c)["verdict"] == NOT_REPRODUCED
+
+
+def test_float_slack_is_read_from_claims_yaml(thresholds):
+    """C4 broken: 5/6 clean L0 tasks exact against a 100 % threshold; a (silly) slack of 0.2
+    would let it pass, so the slack is the yaml's and nothing else."""
+    tables = fabricate(broken={"C4"})
+    assert CLAIMS["C4"](tables, thresholds)["verdict"] == NOT_REPRODUCED
+    c = copy.deepcopy(thresholds)
+    c["float_slack"] = 0.2
+    assert CLAIMS["C4"](tables, c)["verdict"] == REPRODUCED

@@ -2,7 +2,12 @@
 
 import numpy as np
 
-from entropic_bound.layout import StudentLayout, student_stream_seed
+from entropic_bound.layout import StudentLayout
+from entropic_bound.seeds import stream_seed
+
+
+def student_stream_seed(base_seed, task_id, student_class, seed):
+    return stream_seed(base_seed, task_id, student_class, seed, hashed=True)
 
 
 def test_grid_order_by_hand():

@@ -131,3 +131,10 @@ def test_beyond_lines_quote_the_numbers():
 @pytest.mark.parametrize("empty", [None, pd.DataFrame()])
 def test_beyond_without_tables_says_so(empty):
     assert "not computed" in beyond_the_verdicts(empty, empty, "energy_0.99")
+
+
+def test_no_beta_trains_nothing():
+    from entropic_bound.softmax_distortion import train_full_rank_by_beta
+
+    t = train_full_rank_by_beta({"train": {}, "task": {"n": 4, "d": 4}}, [])
+    assert t.empty and "beta" in t.columns

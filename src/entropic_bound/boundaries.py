@@ -39,10 +39,12 @@ from .estimators import DEFAULT_TOL, estimate
 from .frontier import frontier_inputs, frontier_kernel, qk_logits, qk_operator
 from .predictors import (
     DEFAULT_CLIP,
+    attention_native_eig,
+    attention_native_gram,
     attention_native_pinv,
-    attention_native_spectrum,
+    inversion_kernel,
     inversion_normal_matrix,
-    inversion_spectrum,
+    operator_to_kernel,
     token_pinv_exact,
 )
 
@@ -79,19 +81,40 @@ def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
     return lo * 10.0 ** (np.arange(k + 1) / per_decade)
 
 
-def noise_tolerance(rate_at: Callable[[int], float], size: int, q: float) -> int:
-    """Largest grid index k in [0, size) with rate_at(k) ≥ q, by bisection; -1 when
-    rate_at(0) < q, ``size`` when rate_at(size - 1) ≥ q. ``rate_at(-1)`` is the clean rate
-    and is asked first (a predictor that fails clean has no tolerance: -1).
+def noise_tolerance(
+    rate_at: Callable[[int], float], size: int, q: float, start: int | None = None
+) -> int:
+    """Largest grid index k in [0, size) with rate_at(k) ≥ q; -1 when rate_at(0) < q, ``size``
+    when rate_at(size - 1) ≥ q. ``rate_at(-1)`` is the clean rate, asked first (a predictor
+    that fails clean has no tolerance: -1).
 
-    Assumes the rate is non-increasing in k; otherwise the answer is one crossing of q.
+    Bisection; with ``start`` (a guess, e.g. the answer at a smaller data budget) it first
+    gallops up from the guess (start + 1, + 2, + 4, ...) and bisects the bracket it finds, or
+    bisects below the guess if the guess fails. Assumes the rate is non-increasing in k;
+    otherwise the answer is one crossing of q.
     """
     if rate_at(-1) < q:
         return -1
-    if rate_at(size - 1) >= q:
-        return size
-    lo, hi = -1, size - 1  # rate_at(lo) ≥ q > rate_at(hi)
-    while hi - lo > 1:
+    if start is None or not 0 <= start < size:
+        if rate_at(size - 1) >= q:
+            return size
+        lo, hi = -1, size - 1
+    elif rate_at(start) < q:
+        lo, hi = -1, start
+    else:
+        lo, step = start, 1
+        while True:
+            nxt = start + step
+            if nxt >= size - 1:
+                if rate_at(size - 1) >= q:
+                    return size
+                hi = size - 1
+                break
+            if rate_at(nxt) < q:
+                hi = nxt
+                break
+            lo, step = nxt, 2 * step
+    while hi - lo > 1:  # rate_at(lo) ≥ q > rate_at(hi)
         mid = (lo + hi) // 2
         if rate_at(mid) >= q:
             lo = mid
@@ -103,38 +126,48 @@ def noise_tolerance(rate_at: Callable[[int], float], size: int, q: float) -> int
 class Curve:
     """One predictor on one data setting, every r* × seed stacked along a case axis G.
 
-    ``clean, noise: [G, B, n, d]``, ``r_star: [G]``; ``spectrum(Y) -> [G, k]``.
+    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``; ``spectrum_at(σ) -> [G, k]``, the
+    predictor's spectrum on Y = clean + σE.
     """
 
-    def __init__(self, key: dict, clean, noise, r_star, spectrum, estimator: str, tol: float):
-        self.key, self.clean, self.noise = key, clean, noise
+    def __init__(self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float):
+        self.key, self.clean = key, clean
         self.r_star = np.asarray(r_star, dtype=np.float64)
-        self.spectrum, self.estimator, self.tol = spectrum, estimator, tol
+        self.spectrum_at, self.estimator, self.tol = spectrum_at, estimator, tol
         self.cache: dict[float, float] = {}
 
     def rate(self, sigma: float) -> float:
         """Exact rate at noise σ (cached: bisections of σ₅₀ and σ₉₅ share evaluations)."""
         if sigma not in self.cache:
-            Y = self.clean if sigma == 0 else self.clean + sigma * self.noise
-            spec = self.spectrum(Y).numpy()
+            spec = self.spectrum_at(sigma).numpy()
             r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
             hit = np.zeros(len(self.r_star)) if r is None else round_rank(r) == self.r_star
             self.cache[sigma] = float(np.mean(hit))
         return self.cache[sigma]
 
-    def boundaries(self, grid: np.ndarray) -> dict:
+    def boundaries(
+        self, grid: np.ndarray, quantiles=QUANTILES, hints: dict | None = None
+    ) -> tuple[dict, dict]:
+        """The table row (σ_q of ``quantiles``, others NaN) and the grid index of each σ_q,
+        to pass as ``hints`` to the same curve at the next data budget."""
+
         def at(k: int) -> float:
             return self.rate(0.0 if k < 0 else float(grid[k]))
 
         std = float(self.clean.std(unbiased=False))
         out = {**self.key, "n_cases": len(self.r_star), "clean_std": std, "rate_clean": at(-1)}
+        found = {}
         for q in QUANTILES:
-            k = noise_tolerance(at, len(grid), q)
-            sig = 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
             tag = f"sigma{round(100 * q)}"
+            if q not in quantiles:
+                out[tag] = out[f"{tag}_rel"] = math.nan
+                continue
+            k = noise_tolerance(at, len(grid), q, (hints or {}).get(q))
+            found[q] = k
+            sig = 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
             out[tag], out[f"{tag}_rel"] = sig, sig / std if std > 0 else math.nan
         out["n_evals"] = len(self.cache)
-        return out
+        return out, found
 
 
 def _curves_of_cell(
@@ -166,9 +199,6 @@ def _curves_of_cell(
 
     pinv = attention_native_pinv(X)
 
-    def p_attn(Y):
-        return attention_native_spectrum(pinv, Y)
-
     invert_ok = n <= d and n_seqs * n * (n - 1) >= d * d
     if invert_ok:
         chol = torch.cat(
@@ -180,11 +210,52 @@ def _curves_of_cell(
 
         Xp = token_pinv_exact(X)
 
-    def p_invert(log: bool):
-        return lambda Y: inversion_spectrum(X, Y, None, chol, clip, log=log, Xp=Xp)
+        NE = E @ Xp  # P̂ = (clean + σE) X⁺ = clean X⁺ + σ E X⁺: the σ-free parts once per cell
 
-    def add(key, clean, spectrum):
-        curves.append(Curve({**base, **key}, clean, E, r_star, spectrum, estimator, tol))
+    def add_invert(key, clean):
+        P0 = []
+
+        def at(sigma):
+            if not P0:
+                P0.append(clean @ Xp)
+            P_hat = P0[0] if sigma == 0 else P0[0] + sigma * NE
+            return torch.linalg.svdvals(operator_to_kernel(P_hat, X, chol, clip, log=True))
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
+
+    def add_attn(key, clean):
+        # C(σ) = Σ_b Z_b Z_bᵀ with Z = X̃⁺(clean + σE) = Z0 + σZE is quadratic in σ: the three
+        # Gram matrices are formed once (the σE part only if a σ > 0 is asked)
+        grams = {}
+
+        def at(sigma):
+            if not grams:
+                Z0 = pinv @ clean
+                grams["00"], grams["Z0"] = attention_native_gram(Z0, Z0), Z0
+            if sigma == 0:
+                return attention_native_eig(grams["00"])
+            if "EE" not in grams:
+                ZE = pinv @ E
+                grams["0E"] = attention_native_gram(grams["Z0"], ZE)
+                grams["EE"] = attention_native_gram(ZE, ZE)
+            cross = grams["0E"] + grams["0E"].transpose(-1, -2)
+            return attention_native_eig(grams["00"] + sigma * cross + sigma**2 * grams["EE"])
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
+
+    def add_twin(key, clean):
+        # no log: Â(σ) = Â(clean) + σ Â(E) (least squares is linear in Y), two solves in all
+        parts = []
+
+        def at(sigma):
+            if not parts:
+                parts.extend(
+                    inversion_kernel(X, Y, None, chol, clip, log=False, Xp=Xp) for Y in (clean, E)
+                )
+            A0, AE = parts
+            return torch.linalg.svdvals(A0 if sigma == 0 else A0 + sigma * AE)
+
+        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
@@ -193,15 +264,15 @@ def _curves_of_cell(
                 clean = MX @ V if vm == "unknown" else MX
                 b = math.nan if beta is None else beta
                 key = {"class": cls, "value_map": vm, "beta": b}
-                add({**key, "predictor": "P_attn"}, clean, p_attn)
+                add_attn({**key, "predictor": "P_attn"}, clean)
                 if invert_ok and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
-                    add({**key, "predictor": name}, clean, p_invert(True))
+                    add_invert({**key, "predictor": name}, clean)
             if invert_ok and cls == "L4":
                 # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
                 twin = qk_logits("L4", XAX, n, d, beta)[0] @ X
                 key = {"class": "L4lin", "value_map": "known", "beta": beta}
-                add({**key, "predictor": "P_invert_linear"}, twin, p_invert(False))
+                add_twin({**key, "predictor": "P_invert_linear"}, twin)
     return curves
 
 
@@ -220,14 +291,21 @@ def boundaries_table(
     ``bcfg["budget_beta"]``.
     """
     grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
-    rows = []
+    rows, hints = [], {}
     for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
         main = B == fcfg["n_seqs"]
         ns = [n for n in fcfg["n"] if n in (bcfg["n"] if main else bcfg["budget_n"])]
         betas = fcfg["beta"] if main else [b for b in fcfg["beta"] if b in bcfg["budget_beta"]]
         for n in ns:
             for c in _curves_of_cell(fcfg, base_seed, n, B, betas, estimator, tol, clip):
-                rows.append({**c.boundaries(grid), "frontier_budget": main})
+                # the sweep reports σ50 only (σ95 at the frontier's B), each search started
+                # from the same curve's answer at the next smaller budget (σ50 grows with B)
+                key = tuple((k, str(v)) for k, v in c.key.items() if k != "n_seqs")
+                row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
+                hints[key] = found
+                rows.append({**row, "frontier_budget": main})
+    if not rows:  # the config asks for no curve (the large configs)
+        return pd.DataFrame(columns=COLUMNS)
     out = pd.DataFrame(rows)
     order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
     return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]

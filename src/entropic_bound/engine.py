@@ -27,9 +27,10 @@ import torch
 
 from . import fused
 from .backends import GRADIENTS, Problem, Shapes, adam_step, evaluate_fused, evaluate_torch
-from .layout import StudentLayout, student_stream_seed
+from .layout import StudentLayout
 from .rungs import kernel_dim, parse_rung
 from .schedule import RetirementSchedule
+from .seeds import student_stream
 
 
 @dataclass(frozen=True)
@@ -116,15 +117,13 @@ def initial_state(
 ):
     """Initial parameters ``W: [S, P]`` and minibatch indices ``[streams, max_steps, batch]``.
 
-    Both are drawn per stream (:func:`layout.student_stream_seed`); factors are full k×k draws,
+    Both are drawn per stream (:func:`seeds.student_stream`); factors are full k×k draws,
     sliced, so a student's init does not depend on the other ranks in its batch.
     """
     Q0, K0, V0, idx = [], [], [], []
     for m in metas:
         for seed in layout.seeds:
-            g = torch.Generator().manual_seed(
-                student_stream_seed(base_seed, m["task_id"], layout.student_class, seed)
-            )
+            g = student_stream(base_seed, m["task_id"], layout.student_class, seed)
             Q0.append(torch.randn(sh.k, sh.k, generator=g)[:, : sh.rmax])
             K0.append(torch.randn(sh.k, sh.k, generator=g)[:, : sh.rmax])
             V0.append(torch.randn(sh.d, sh.d, generator=g))

@@ -27,6 +27,7 @@ from .predictors import (
     rearranged_summary,
 )
 from .progress import report
+from .seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
 from .tasks import haar_orthonormal, teacher_kernel
 
 COLUMNS = [
@@ -44,19 +45,13 @@ COLUMNS = [
 ]
 
 
-def _gen(*key: int) -> torch.Generator:
-    return torch.Generator().manual_seed(
-        int(np.random.SeedSequence(list(key)).generate_state(1)[0])
-    )
-
-
 def frontier_inputs(
     base_seed: int, n: int, seed: int, n_seqs: int, d: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The inputs of a frontier cell (n, seed): X, E: [1, n_seqs, n, d] (tokens and unit
     noise) and the Haar value map V: [d, d], float64. Every σ, β, r*, class and value map of
     the cell shares them."""
-    g = _gen(base_seed, 7919, n, seed)  # 7919: a tag that keeps this stream apart from tasks'
+    g = frontier_stream(base_seed, FRONTIER_INPUTS, n, seed)
     X = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
     E = torch.randn(1, n_seqs, n, d, generator=g, dtype=torch.float64)
     return X, E, haar_orthonormal(d, d, g)
@@ -66,7 +61,11 @@ def frontier_kernel(fcfg: dict, base_seed: int, r_star: int, seed: int) -> torch
     """The teacher kernel A: [d, d] of rank r* of a frontier cell (shared by every n)."""
     d = fcfg["d"]
     A, _ = teacher_kernel(
-        d, r_star, fcfg["kappa"], fcfg["gain"] * math.sqrt(d), _gen(base_seed, 104729, r_star, seed)
+        d,
+        r_star,
+        fcfg["kappa"],
+        fcfg["gain"] * math.sqrt(d),
+        frontier_stream(base_seed, FRONTIER_KERNEL, r_star, seed),
     )
     return A
 

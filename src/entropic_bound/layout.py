@@ -12,16 +12,9 @@ student trains identically in a sweep, in a search round or alone.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
-
-
-def student_stream_seed(base_seed: int, task_id: str, student_class: str, seed: int) -> int:
-    """The seed of one (task, student class, student seed) stream: init and minibatches."""
-    words = [zlib.crc32(str(k).encode()) for k in (base_seed, task_id, student_class, seed)]
-    return int(np.random.SeedSequence(words).generate_state(1)[0])
 
 
 @dataclass(frozen=True)

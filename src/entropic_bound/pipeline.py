@@ -12,6 +12,7 @@ from .io import write_npz
 from .predictors import predict_attention_native, predict_static
 from .progress import report
 from .rungs import is_softmax
+from .seeds import noisy_copy_rng
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
 
@@ -38,7 +39,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     for done, path in enumerate(task_paths, 1):
         arrays, meta = load_task(path)
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
-        rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
+        rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
         noise = rng.standard_normal(Y.shape)
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
             if sigma < meta["sigma"]:

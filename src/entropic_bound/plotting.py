@@ -755,7 +755,7 @@ def figure_X1(bt: pd.DataFrame) -> Figure:
         ax.set_yscale("log")
         ax.set_xticks(Bs, [str(b) for b in Bs], rotation=45)
         ax.set_xlabel("data budget B (sequences)")
-        ax.set_title(f"n = {n}: P_invert (solid) vs linear twin (dashed)")
+        ax.set_title(f"n = {n}, against the data budget")
         ax.set_ylabel("σ50 / std(clean output)")
         ax.grid(True, which="major", lw=0.3, alpha=0.5)
     ax = axes[2]
@@ -774,12 +774,19 @@ def figure_X1(bt: pd.DataFrame) -> Figure:
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    if len(main):
+        bs = sorted(main["beta"].unique())
+        ax.set_xticks(bs, [f"{b:g}" for b in bs])
     ax.set_xlabel("inverse temperature β")
     ax.set_ylabel("σ50 / std(clean output)")
     ax.set_title(f"by β at B = {int(main['n_seqs'].iloc[0]) if len(main) else '-'}")
     ax.grid(True, which="major", lw=0.3, alpha=0.5)
     ax.legend(fontsize=6, frameon=False)
     handles = [Line2D([], [], color=c, lw=1.5, label=f"β = {b:g}") for b, c in pal.items()]
+    handles += [
+        Line2D([], [], color="0.3", ls="-", label="P_invert"),
+        Line2D([], [], color="0.3", ls="--", label="linear twin\n(no log)"),
+    ]
     fig.legend(handles=handles, loc="outside right center", frameon=False)
     fig.suptitle(
         "Frontier boundaries (exploratory: no verdict): largest σ with exact rate ≥ 50 %",

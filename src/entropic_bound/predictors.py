@@ -160,12 +160,17 @@ def attention_native_pinv(X: torch.Tensor) -> torch.Tensor:
 
 def attention_native_sum(Z: torch.Tensor) -> torch.Tensor:
     """C = Σ_b Z_b Z_bᵀ over axis 1 of Z: [G, B, d, d] -> [G, d, d]."""
-    return torch.einsum("gbij,gbkj->gik", Z, Z)
+    return attention_native_gram(Z, Z)
 
 
 def attention_native_eig(C: torch.Tensor) -> torch.Tensor:
     """sqrt(eig(C)), descending: [..., d, d] -> [..., d]."""
     return torch.linalg.eigvalsh(C).flip(-1).clamp_min(0).sqrt()
+
+
+def attention_native_gram(Z1: torch.Tensor, Z2: torch.Tensor) -> torch.Tensor:
+    """Σ_b Z1_b Z2_bᵀ: [G, d, d] for Z1, Z2: [G, B, d, d]."""
+    return torch.einsum("gbij,gbkj->gik", Z1, Z2)
 
 
 def attention_native_spectrum(pinv: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -311,6 +316,44 @@ def token_pinv_exact(X: torch.Tensor) -> torch.Tensor:
     return X.transpose(-1, -2) @ torch.linalg.inv(X @ X.transpose(-1, -2))
 
 
+def inversion_kernel(
+    X: torch.Tensor,
+    Y: torch.Tensor,
+    V: torch.Tensor | None,
+    normal_chol: torch.Tensor,
+    clip: float = DEFAULT_CLIP,
+    log: bool = True,
+    Xp: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Â: [G, d, d], least squares over the sequences of vec L̂_b = (X_b ⊗ J X_b) vec A
+    (row-major), L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J.
+
+    ``log=False`` is P_invert's linear twin (L̂_b = Y_b V⁻¹ X_b⁺ J, no clip, no log): exact on
+    linear attention M = c·X A Xᵀ, so the gap between the two is the log's doing (and Â is then
+    linear in Y). ``Xp``: the per-sequence X⁺ (:func:`token_pinv_exact`) when the caller
+    reuses it across calls.
+    """
+    Xp = token_pinv_exact(X) if Xp is None else Xp
+    Yv = Y if V is None else Y @ torch.linalg.inv(V)
+    return operator_to_kernel(Yv @ Xp, X, normal_chol, clip, log)
+
+
+def operator_to_kernel(
+    P_hat: torch.Tensor,
+    X: torch.Tensor,
+    normal_chol: torch.Tensor,
+    clip: float = DEFAULT_CLIP,
+    log: bool = True,
+) -> torch.Tensor:
+    """The second half of :func:`inversion_kernel`: Â: [G, d, d] from the estimated mixing
+    operators P̂ = Y V⁻¹ X⁺: [G, B, n, n] (``log``: of a softmax, else linear)."""
+    n, d = X.shape[-2:]
+    J = centering(n, X.dtype)
+    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
+    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
+    return torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
+
+
 def inversion_spectrum(
     X: torch.Tensor,
     Y: torch.Tensor,
@@ -320,21 +363,8 @@ def inversion_spectrum(
     log: bool = True,
     Xp: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """svd(Â) with L̂_b = log(clip(Y_b V⁻¹ X_b⁺)) J and vec L̂_b = (X_b ⊗ J X_b) vec A (row-major).
-
-    ``log=False`` is P_invert's linear twin (L̂_b = Y_b V⁻¹ X_b⁺ J, no clip, no log): exact on
-    linear attention M = c·X A Xᵀ, so the gap between the two is the log's doing. ``Xp``: the
-    per-sequence X⁺ (:func:`token_pinv_exact`) when the caller reuses it across calls.
-    """
-    n, d = X.shape[-2:]
-    J = centering(n, X.dtype)
-    Xp = token_pinv_exact(X) if Xp is None else Xp
-    Yv = Y if V is None else Y @ torch.linalg.inv(V)
-    P_hat = Yv @ Xp
-    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
-    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
-    A = torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
-    return _desc_svdvals(A)
+    """svd(Â) of :func:`inversion_kernel`: [G, d]."""
+    return _desc_svdvals(inversion_kernel(X, Y, V, normal_chol, clip, log, Xp))
 
 
 def predict_inversion(X, Y, V=None, *, clip: float = DEFAULT_CLIP) -> dict:

@@ -16,6 +16,7 @@ import torch
 
 from .mixing import apply_operator
 from .rungs import kernel_dim, kernel_norm, parse_rung, rung_name
+from .seeds import task_stream
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,7 @@ def make_task(spec: TaskSpec) -> dict[str, np.ndarray]:
     k = kernel_dim(spec.rung, n, d)
     if not 1 <= spec.r_star <= k:
         raise ValueError(f"task {spec.task_id}: r* = {spec.r_star} must lie in 1..{k}")
-    gen = torch.Generator().manual_seed(
-        int(np.random.SeedSequence([spec.base_seed, spec.r_star, spec.seed]).generate_state(1)[0])
-    )
+    gen = task_stream(spec.base_seed, spec.r_star, spec.seed)
     kernel, s = teacher_kernel(
         k, spec.r_star, spec.kappa, kernel_norm(spec.rung, n, d, spec.gain), gen
     )
