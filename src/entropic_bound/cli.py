@@ -49,7 +49,8 @@ class _Version(argparse.Action):
             found = version("entropic-bound")
         except PackageNotFoundError:
             found = "unknown"
-        parser.exit(0, f"{PROG} {found}\n")
+        print(f"{PROG} {found}")
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
