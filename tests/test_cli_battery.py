@@ -17,8 +17,6 @@ import signal
 import socket
 import stat
 import struct
-import subprocess
-import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -501,25 +499,20 @@ def test_plot_failing_midway_leaves_nothing(capsys, tmp_path, reference, monkeyp
     )
 
 
-def test_plot_under_a_file_size_limit_subprocess(tmp_path, reference):
-    def limit():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
-
+def test_plot_under_a_real_file_size_limit(capsys, tmp_path, reference):
+    """The kernel refuses writes beyond 2,000 bytes (RLIMIT_FSIZE): a real failing write."""
     out = tmp_path / "plots"
     out.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "entropic_bound",
-        "predict",
-        str(reference),
-        "--plot",
-        str(out / "s.pdf"),
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=120)
-    assert res.returncode == 2 and res.stdout == "", res.stderr
-    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2000, old_limit[1]))
+    try:
+        rc = main(["predict", str(reference), "--plot", str(out / "s.pdf")])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    out_text, err = capsys.readouterr()
+    assert rc == 2 and out_text == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert list(out.iterdir()) == []
 
 

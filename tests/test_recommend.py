@@ -136,3 +136,13 @@ def test_memory_plan_refuses_with_figures():
     check_memory(plan, None)  # unknown memory: no refusal
     p = make_plan(Settings(), 10**4, 8, 8)
     check_memory(p, 10**9)  # a small problem fits in 1 GB
+
+
+def test_centring_beyond_the_matmul_size_is_the_same_to_rounding():
+    from entropic_bound.predictors import CENTRING_MATMUL_MAX, attention_native_tokens, centering
+
+    n = CENTRING_MATMUL_MAX + 44
+    X = torch.from_numpy(np.random.default_rng(3).standard_normal((1, 2, n, 5)))
+    torch.testing.assert_close(
+        attention_native_tokens(X), centering(n, X.dtype) @ X, rtol=0, atol=1e-12
+    )

@@ -36,13 +36,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message}; see `{self.prog} --help`\n")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """--version, looked up only when asked (importlib.metadata costs ~0.2 s)."""
 
-    try:
-        return version("entropic-bound")
-    except PackageNotFoundError:
-        return "unknown"
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("entropic-bound")
+        except PackageNotFoundError:
+            found = "unknown"
+        print(f"{PROG} {found}")
+        parser.exit(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=raw,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser(
         "predict",

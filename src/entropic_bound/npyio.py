@@ -134,7 +134,7 @@ def read_header(fp, where: str, available: int) -> tuple[tuple, bool, np.dtype, 
         shape, fortran, dtype = reader(fp)
         header = fp.tell() - start
     except Exception as exc:  # numpy raises ValueError, EOFError, SyntaxError... on a bad header
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{where} is not a valid .npy array ({first})", SAVE_HINT) from None
     shape, dtype = tuple(shape), np.dtype(dtype)
     if not all(type(s) is int and s >= 0 for s in shape):

@@ -147,10 +147,20 @@ def _pinv_tokens(Xt: torch.Tensor) -> torch.Tensor:
     return torch.cholesky_solve(Xt, chol).transpose(-1, -2)
 
 
+#: up to this n, X̃ = J X is formed as a product by the n × n matrix J (how the paper's tables,
+#: n <= 128, were computed, kept bitwise); beyond it as X − 1x̄ᵀ, the same to rounding without an
+#: n × n matrix or O(n²d) work per sequence (user data with thousands of tokens)
+CENTRING_MATMUL_MAX = 256
+
+
 def attention_native_tokens(X: torch.Tensor) -> torch.Tensor:
     """X̃ of P_attn: J X (tokens centred per sequence) when n > d, else X itself."""
     n, d = X.shape[-2:]
-    return centering(n, X.dtype) @ X if n > d else X
+    if n <= d:
+        return X
+    if n <= CENTRING_MATMUL_MAX:
+        return centering(n, X.dtype) @ X
+    return X - X.mean(-2, keepdim=True)
 
 
 def attention_native_pinv(X: torch.Tensor) -> torch.Tensor:
