@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 
 from .estimators import estimates_long
 from .io import write_npz
-from .predictors import predict_attention_native, predict_static
+from .predictors import StaticLeastSquares, predict_attention_native, predict_static
 from .rungs import is_softmax
 from .tasks import TaskSpec, load_task, make_task, task_specs
 
@@ -27,13 +28,32 @@ def write_tasks(cfg: dict, rung: str, out_dir) -> list[Path]:
     return paths
 
 
+def _shared_input_key(path) -> tuple:
+    """(r*, seed) of a task file, read from its meta alone: the tasks that share X."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+        return (meta["r_star"], meta["seed"])
+    except Exception:  # unreadable: load_task says what is wrong when its turn comes
+        return (-1, -1)
+
+
 def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
     """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies."""
     p = cfg["predict"]
-    rows, spectra = [], []
-    for path in task_paths:
-        arrays, meta = load_task(path)
+    per_task: dict[int, tuple[list, list]] = {}
+    # the rungs of one (r*, seed) share their inputs X (tasks.py): visiting the tasks grouped
+    # by X, P_static's least squares factorises each distinct X once and holds one at a time
+    # (the results are those of factorising per call); the table keeps the order of task_paths
+    order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
+    lstsq: tuple[np.ndarray | None, StaticLeastSquares | None] = (None, None)
+    for i in order:
+        arrays, meta = load_task(task_paths[i])
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        if lstsq[0] is None or not np.array_equal(lstsq[0], X):
+            lstsq = (None, None)  # free the previous factorisation first
+            lstsq = (X, StaticLeastSquares(X))
+        rows, spectra = per_task[i] = ([], [])
         rng = np.random.default_rng([cfg["seed"], meta["r_star"], meta["seed"], 31337])
         noise = rng.standard_normal(Y.shape)
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
@@ -48,13 +68,17 @@ def data_only_predictions(cfg: dict, task_paths) -> pd.DataFrame:
                 "seed": meta["seed"],
                 "sigma": sigma,
             }
-            st = predict_static(X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"])
+            st = predict_static(
+                X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"], lstsq=lstsq[1]
+            )
             rows.append(
                 {**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])}
             )
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
             spectra.append(predict_attention_native(X, Ys)["spectrum"])
+    rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
+    spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
     return out[
         [
