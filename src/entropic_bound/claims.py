@@ -149,6 +149,16 @@ def _deficiency(curves: pd.DataFrame, rung: str) -> pd.DataFrame:
     return d.assign(ratio=d["R"] / d["R_theory"].where(d["R_theory"] > 0))
 
 
+def _sparse_note(d: pd.DataFrame, curves: pd.DataFrame, rung: str) -> str:
+    """How many of the (task, r < r*) cells were trained, when a rank search skipped some."""
+    own = own_class_curves(curves)
+    tasks = own[own["rung"] == rung].drop_duplicates("task_id")
+    cells = int((tasks["r_star"] - 1).clip(lower=0).sum())
+    if len(d) >= cells:
+        return ""
+    return f" [rank search: tests the {len(d)} trained of {cells} (task, r < r*) cells]"
+
+
 def _achievability(curves: pd.DataFrame, rung: str, max_risk: float) -> Check:
     """Median R at r = r* ≤ max_risk on every task of the rung."""
     own = own_class_curves(curves)
@@ -197,6 +207,7 @@ def claim_c1(tables: Mapping, claims: dict, **_) -> dict:
         f"R/R* ≥ {_g(k)} on {ok}/{len(d)} (task, r < r*) cells; min ratio {_g(d['ratio'].min())}, "
         f"median {_g(d['ratio'].median())}; min ratio per r: "
         + ", ".join(f"r={int(r)}: {_g(v)}" for r, v in per_r.items())
+        + _sparse_note(d, risk_curves(tables["train_metrics"]), "L0")
     )
     return _row("C1", [Check(bool(ok == len(d)), text)], threshold)
 
@@ -391,7 +402,7 @@ def claim_c7(tables: Mapping, claims: dict, tol: float = DEFAULT_TOL, **_) -> di
                     bool(ok == len(d)),
                     f"{rung}: R ≥ {_g(floor)} on {ok}/{len(d)} (task, r < r*) cells "
                     f"(min R {_g(d['R'].min())}, R/R* min {_g(d['ratio'].min())}, "
-                    f"median {_g(d['ratio'].median())})",
+                    f"median {_g(d['ratio'].median())})" + _sparse_note(d, curves, rung),
                 )
             )
         checks.append(_achievability(curves, rung, c["max_risk"]))
