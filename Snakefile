@@ -21,6 +21,7 @@ include: "workflow/rules/frontier.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/provenance.smk"
+include: "workflow/rules/scale.smk"
 
 
 rule:
