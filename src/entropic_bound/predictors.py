@@ -65,7 +65,7 @@ def log_inversion_spectrum(M: torch.Tensor, clip: float = DEFAULT_CLIP) -> torch
 #: cheap there, and the paper tables were made with it); above it, the factored route (the X side
 #: factorised once and reused, the top pair by Lanczos), as at d = n = 64 the dense
 #: eigendecomposition alone is a 4096 × 4096 eigh per call
-STATIC_DENSE_MAX_ND = 1024
+STATIC_DENSE_MAX_ND = 256
 #: the iterative top singular pair (s₁, u, v) of R has converged when ‖Rᵀu − s₁v‖ ≤ tol · s₁
 #: (R v = s₁ u holds exactly by construction); u and v are then right to about tol / (relative gap)
 TOP_PAIR_TOL = 1e-11
