@@ -2,33 +2,19 @@
 # the normal pipeline (reproduce-all) once per config of config/scale/scales.yaml, each into its
 # own results/<run_name>/ (an existing run is reused: its targets are up to date), then writes
 # results/scale/: every claim's verdict and headline margin against d (src/entropic_bound/scale.py).
-from entropic_bound.scale import load_scales  # noqa: E402
-
-SCALE_LIST = config.get("scale_list", "config/scale/scales.yaml")
-SCALES = {s["d"]: s for s in load_scales(SCALE_LIST)}
-SCALE_DIR = "results/scale"
-
-
-def scale_config(wildcards):
-    return SCALES[int(wildcards.d)]["config"]
-
-
-def scale_run_dir(wildcards):
-    cfg = yaml.safe_load(Path(scale_config(wildcards)).read_text())
-    return f"results/{cfg['run_name']}"
-
-
 rule scale:
     """The verdict-by-scale table and figure for every d of config/scale/scales.yaml."""
     input:
-        f"{SCALE_DIR}/verdict_by_scale.csv",
-        f"{SCALE_DIR}/verdict_by_scale.md",
-        f"{SCALE_DIR}/figures/verdict_by_scale.png",
+        csv=f"{SCALE_DIR}/verdict_by_scale.csv",
+        md=f"{SCALE_DIR}/verdict_by_scale.md",
+        png=f"{SCALE_DIR}/figures/verdict_by_scale.png",
     log:
         f"{SCALE_DIR}/logs/scale.log",
     localrule: True
+    conda:
+        "../../envs/compute.yaml"
     shell:
-        "cat {input[1]} | tee {log}"
+        "cat {input.md} | tee {log}"
 
 
 rule scale_run:
@@ -39,6 +25,8 @@ rule scale_run:
         f"{SCALE_DIR}/runs/d{{d}}.run",
     log:
         f"{SCALE_DIR}/logs/run_d{{d}}.log",
+    conda:
+        "../../envs/compute.yaml"
     threads: workflow.cores
     params:
         run_dir=scale_run_dir,
