@@ -33,7 +33,7 @@ rule scale_run:
         snakemake=f"{sys.executable} -m snakemake",
     shell:
         "{params.snakemake} reproduce-all --configfile {input} --cores {threads} --nolock "
-        "> {log} 2>&1 && echo {params.run_dir} > {output}"
+        "> {log} 2>&1 && mkdir -p $(dirname {output}) && echo {params.run_dir} > {output}"
 
 
 rule scale_table:
