@@ -249,7 +249,9 @@ def figure_scale(table: pd.DataFrame):
         ax.set_yscale("symlog", linthresh=1.0)
         ax.axhline(0, color="0.3", lw=0.8, ls="--")
         for i, claim in enumerate(claims):
-            g = table[table["claim"] == claim].sort_values("d")
+            g = table[table["claim"] == claim].sort_values("d").copy()
+            # dodge: claims with equal margins (rates of 1 against 0.9) would hide each other
+            g["d"] = g["d"] * 2 ** (0.03 * (i - (len(claims) - 1) / 2))
             ax.plot(g["d"], g["margin"], "-", color=colors[i], lw=1, label=claim)
             ok = g["verdict"] == "reproduced"
             ax.scatter(g.loc[ok, "d"], g.loc[ok, "margin"], color=colors[i], s=18, zorder=3)
