@@ -1,16 +1,23 @@
 """Training-engine benchmark (`make bench`): one JSON line.
 
-On the paper-scale L4 workload (d = n = 16, r* ∈ {1, 2, 4, 8} × 2 task seeds, ranks 1..16 ×
-2 student seeds = 256 students), in one run:
-  speedup_vs_naive   wall time of a naive loop (one torch module and Adam optimizer per student,
-                     same data, batch and learning rate, the same final train/test evaluation)
-                     on the engine's workload (each student's own number of steps), timed on a
-                     subset of students and scaled, over the engine's wall time
-  peak_fraction      the engine's achieved matmul GFLOP/s over the machine's fp32 GEMM peak,
-                     both measured here with the same thread count. Counted: the nine
-                     products per sequence of a training step (4 forward, 5 backward; the data
-                     needs no gradient) and the four forward products per sequence of the final
-                     train/test evaluation; not counted: the per-student Q Kᵀ and Adam (small)
+By default on the paper-scale L4 workload (d = n = 16, r* ∈ {1, 2, 4, 8} × 2 task seeds, ranks
+1..16 × 2 student seeds = 256 students); ``--config``, ``--ranks``, ``--max-tasks`` and
+``--max-steps`` pick another (e.g. d = 64: ``--config config/large.yaml``). Each repeat runs,
+in turn, the three measurements, so that machine load drifts over all three alike (the GEMM
+peak measured once swung 100–200 GFLOP/s between runs on the same machine):
+  gemm_peak_gflops   fp32 GEMM (1024³) at the same thread count: the machine's yardstick
+  engine             the batched engine on the workload (wall seconds, matmul GFLOP/s)
+  naive              a naive loop (one torch module and Adam optimizer per student, same data,
+                     batch and learning rate, the same final train/test evaluation) on the
+                     engine's workload (each student's own number of steps), timed on a subset
+                     of students and scaled
+Reported: the median of each over the repeats (and every repeat), the thread count of each,
+  peak_fraction      median over repeats of (engine GFLOP/s / GEMM peak of the same repeat).
+                     Counted: the nine products per sequence of a training step (4 forward, 5
+                     backward; the data needs no gradient) and the four forward products per
+                     sequence of the final train/test evaluation; not counted: the per-student
+                     Q Kᵀ and Adam (small)
+  speedup_vs_naive   median over repeats of naive seconds / engine seconds
   peak_rss_mb        peak resident memory of this process
   students_per_second trained students (to convergence or retirement) per wall second
 Machines are noisy: compare ratios measured in the same run, not absolute times.
@@ -19,6 +26,7 @@ Machines are noisy: compare ratios measured in the same run, not absolute times.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import statistics
@@ -114,6 +122,10 @@ def naive_seconds(tasks, rung, optim: Optim, students: int, steps: int, eval_chu
     return train_s / (students * steps), eval_s / students
 
 
+def _median(xs):
+    return statistics.median(xs)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="config/config.yaml")
@@ -123,24 +135,35 @@ def main(argv=None) -> None:
     ap.add_argument("--naive-steps", type=int, default=100)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--backend", default=None, help="auto | fused | torch (default: the config's)")
+    ap.add_argument("--ranks", default=None, help="comma-separated ranks (default: 1..k)")
+    ap.add_argument("--max-tasks", type=int, default=None, help="the rung's first N tasks")
+    ap.add_argument("--max-steps", type=int, default=None, help="override optim.max_steps")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)
     torch.set_num_threads(args.threads or cfg["threads"])
     tasks = []
-    for spec in specs_of_rung(cfg, args.rung):
+    for spec in specs_of_rung(cfg, args.rung)[: args.max_tasks]:
         a = make_task(spec)
         tasks.append((a, json.loads(str(a["meta"]))))
     optim = Optim.from_config(
         class_optim(cfg, args.rung[:3] if args.rung.startswith("Lam") else args.rung)
     )
+    if args.max_steps:
+        optim = dataclasses.replace(optim, max_steps=args.max_steps)
     backend = args.backend or cfg["train"].get("backend", "auto")
     eval_seqs = cfg["task"]["n_train"] + cfg["task"]["n_test"]
     n, d = cfg["task"]["n"], cfg["task"]["d"]
     t = cfg["train"]
-    ranks, seeds = list(range(1, d + 1)), t["student_seeds"]
-    speedups, fractions, rates = [], [], []
+    k = kernel_dim(args.rung, n, d)
+    ranks = [int(r) for r in args.ranks.split(",")] if args.ranks else list(range(1, k + 1))
+    seeds = t["student_seeds"]
+    runs = {"peak": [], "engine_s": [], "engine_gflops": [], "naive_s": [], "fraction": []}
+    runs |= {"speedup": [], "rate": []}
+    threads = {"peak": [], "engine": [], "naive": []}
     for _ in range(args.repeats):
+        threads["peak"].append(torch.get_num_threads())
         peak = gemm_peak_gflops()
+        threads["engine"].append(torch.get_num_threads())
         t0 = time.perf_counter()
         m = train_students(
             tasks,
@@ -157,6 +180,7 @@ def main(argv=None) -> None:
         )["metrics"]
         engine_s = time.perf_counter() - t0
         student_steps = int(m.steps.sum())
+        threads["naive"].append(torch.get_num_threads())
         per_step, per_eval = naive_seconds(
             tasks, args.rung, optim, args.naive_students, args.naive_steps
         )
@@ -165,25 +189,37 @@ def main(argv=None) -> None:
         naive_s = per_step * student_steps + per_eval * len(m)
         flops = engine_matmul_flops(n, d, optim.batch, student_steps, len(m), eval_seqs)
         achieved = flops / engine_s / 1e9
-        speedups.append(naive_s / engine_s)
-        fractions.append(achieved / peak)
-        rates.append(len(m) / engine_s)
+        for key, v in (
+            ("peak", peak),
+            ("engine_s", engine_s),
+            ("engine_gflops", achieved),
+            ("naive_s", naive_s),
+            ("fraction", achieved / peak),
+            ("speedup", naive_s / engine_s),
+            ("rate", len(m) / engine_s),
+        ):
+            runs[key].append(v)
     print(
         json.dumps(
             {
-                "workload": f"{args.rung}, {len(tasks)} tasks x {len(ranks)} ranks x {len(seeds)} seeds = {len(m)} students",
-                "speedup_vs_naive": round(statistics.median(speedups), 2),
-                "peak_fraction": round(statistics.median(fractions), 3),
+                "workload": f"{args.rung} d={d} n={n}, {len(tasks)} tasks x {len(ranks)} ranks "
+                f"x {len(seeds)} seeds = {len(m)} students, max_steps {optim.max_steps}",
+                "speedup_vs_naive": round(_median(runs["speedup"]), 2),
+                "peak_fraction": round(_median(runs["fraction"]), 3),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                "students_per_second": round(statistics.median(rates), 2),
+                "students_per_second": round(_median(runs["rate"]), 2),
                 "student_steps": student_steps,
-                "gemm_peak_gflops": round(peak, 1),
-                "engine_gflops": round(achieved, 1),
+                "gemm_peak_gflops": round(_median(runs["peak"]), 1),
+                "engine_gflops": round(_median(runs["engine_gflops"]), 1),
+                "engine_seconds": round(_median(runs["engine_s"]), 2),
+                "naive_seconds_estimated": round(_median(runs["naive_s"]), 1),
+                "repeats_gemm_peak_gflops": [round(v, 1) for v in runs["peak"]],
+                "repeats_engine_seconds": [round(v, 2) for v in runs["engine_s"]],
+                "repeats_naive_seconds": [round(v, 1) for v in runs["naive_s"]],
+                "repeats_peak_fraction": [round(v, 3) for v in runs["fraction"]],
+                "threads": {key: sorted(set(v)) for key, v in threads.items()},
                 "backend": str(m.backend.iloc[0]),
-                "engine_seconds": round(engine_s, 2),
-                "naive_seconds_estimated": round(naive_s, 1),
                 "repeats": args.repeats,
-                "threads": torch.get_num_threads(),
             }
         )
     )

@@ -119,3 +119,29 @@ def test_rank_mask_holds_through_training(backend):
     for r in (1, 2):
         s = np.asarray(m.loc[r, "spectrum"])
         assert np.all(s[r:] <= 1e-6 * s[0]), (r, s)
+
+
+def test_progress_callback_reports_every_evaluation(backend):
+    tasks = _tasks("L0", (2,))
+    calls = []
+    out = train_students(
+        tasks, "L0", [1, 4], [0], FAST, backend=backend, progress=lambda *a: calls.append(a)
+    )
+    steps = [c[0] for c in calls]
+    assert steps == sorted(steps) and all(s % FAST.eval_every == 0 for s in steps)
+    assert all(c[1] == FAST.max_steps and c[3] == 2 for c in calls)
+    assert calls[-1][2] == 2  # every student retired by the last call
+    assert calls[-1][0] == int(out["metrics"].steps.max())
+
+
+def test_explicit_rows_train_the_same_students_as_the_grid(backend):
+    tasks = _tasks("L4", (1, 2))
+    grid = train_students(tasks, "L4", [1, 3], [0, 1], FAST, backend=backend)["metrics"]
+    rows = [(1, 1, 3), (0, 0, 1)]  # task 1 seed 1 rank 3, task 0 seed 0 rank 1 (any order)
+    some = train_students(tasks, "L4", None, [0, 1], FAST, rows=rows, backend=backend)["metrics"]
+    key = ["task_id", "rank", "seed"]
+    both = some.merge(grid, on=key, suffixes=("", "_grid"))
+    assert len(both) == 2 and list(some.task_id) == sorted(some.task_id)
+    np.testing.assert_allclose(both.test_mse, both.test_mse_grid, rtol=1e-5)
+    if backend == "fused":
+        assert (both.test_mse == both.test_mse_grid).all()

@@ -3,16 +3,29 @@ finds the sweep's knee without ever seeing r* or the teacher."""
 
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from entropic_bound import fused
-from entropic_bound.engine import Optim, train_students
-from entropic_bound.search import bisect_knees, blind_task, coarse_ranks, train_by_search
-from entropic_bound.tasks import TaskSpec, make_task
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fabricate import fabricate, fabricate_dynamics, fabricate_loss  # noqa: E402
+
+from entropic_bound import fused  # noqa: E402
+from entropic_bound.claims import CLAIMS, NOT_REPRODUCED, REPRODUCED  # noqa: E402
+from entropic_bound.engine import Optim, train_students  # noqa: E402
+from entropic_bound.search import (  # noqa: E402
+    bisect_knees,
+    blind_task,
+    coarse_ranks,
+    train_by_search,
+)
+from entropic_bound.tasks import TaskSpec, make_task  # noqa: E402
 
 EPS = 1e-3
 
@@ -148,3 +161,41 @@ def test_search_never_sees_the_teacher():
     a, m = blind_task(*tasks[0])
     assert "r_star" not in m and "kernel_singular_values" not in m
     assert set(a) == {"X_train", "Y_train", "X_test", "Y_test", "P"}
+
+
+# ---- downstream: the claims on the sparse tables a search leaves ----
+
+
+def _searched(metrics, k):
+    """Keep, of each task's own-class sweep, the ranks bisect_knees would have trained."""
+    own = metrics[~metrics.static_student.astype(bool)]
+    med = own.groupby(["task_id", "rank"])["R"].median()
+    ids = sorted(own.task_id.unique())
+
+    def train_round(requests):
+        return {(t, r): med[(ids[t], r)] for t, r in requests}
+
+    knees = bisect_knees(train_round, len(ids), k, EPS)
+    keep = {(ids[t], r) for t, kn in enumerate(knees) for r in kn.risk}
+    pair = list(zip(metrics.task_id, metrics["rank"]))
+    mask = metrics.static_student.astype(bool).to_numpy() | np.array([p in keep for p in pair])
+    return metrics[mask].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("broken", [(), ("C1",), ("C7",)])
+def test_claims_on_searched_ranks(broken):
+    claims = yaml.safe_load((Path(__file__).parents[1] / "config" / "claims.yaml").read_text())
+    tables = fabricate(broken=set(broken), r_stars=(1, 2, 4, 8), n=16, d=16)
+    sparse = _searched(tables["train_metrics"], 16)
+    assert len(sparse) < len(tables["train_metrics"])
+    tables |= {
+        "train_metrics": sparse,
+        "train_dynamics": fabricate_dynamics(sparse),
+        "train_loss": fabricate_loss(sparse),
+    }
+    for cid in ("C1", "C2", "C7"):
+        row = CLAIMS[cid](tables, claims)
+        want = NOT_REPRODUCED if cid in broken else REPRODUCED
+        assert row["verdict"] == want, (cid, row["measured"])
+        if cid in ("C1", "C7"):
+            assert "rank search: tests the" in row["measured"], row["measured"]

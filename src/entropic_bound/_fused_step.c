@@ -58,9 +58,7 @@ typedef float v16 __attribute__((vector_size(64), aligned(4)));
                 *(v16 *)(out + r * cols + 16 * c) = acc[r][c];                                  \
     }
 TILE_KERNEL(8, 1)
-TILE_KERNEL(4, 2)
 TILE_KERNEL(1, 1)
-TILE_KERNEL(1, 2)
 
 INLINE void gemm(const int rows, const int K, const int cols, const float *RESTRICT a,
                  const int ars, const int aks, const float *RESTRICT b, float *RESTRICT out,
@@ -78,26 +76,17 @@ INLINE void gemm(const int rows, const int K, const int cols, const float *RESTR
         }
         return;
     }
-    const int C = cols / 16;
-    int r = 0;
-    if (C == 1) {
+    /* one 16-column block at a time, 8 × 1 register tiles: a 4 × 2 tile (the former choice
+     * for cols ≥ 32) holds 8 + 2 vectors, 20 AVX2 registers of the 16 there are, and spilled:
+     * 4x slower at d = 64 (benchmarks/bench_lowrank.c, README "Performance"). Every output
+     * element still sums over k in order with one FMA per term: tiling does not change it. */
+    for (int c = 0; c < cols / 16; c++) {
+        int r = 0;
         for (; r + 8 <= rows; r += 8)
-            tile_8_1(K, cols, a + r * ars, ars, aks, b, out + r * cols, accumulate);
+            tile_8_1(K, cols, a + r * ars, ars, aks, b + 16 * c, out + r * cols + 16 * c, accumulate);
         for (; r < rows; r++)
-            tile_1_1(K, cols, a + r * ars, ars, aks, b, out + r * cols, accumulate);
-        return;
+            tile_1_1(K, cols, a + r * ars, ars, aks, b + 16 * c, out + r * cols + 16 * c, accumulate);
     }
-    for (int c = 0; c + 2 <= C; c += 2) {
-        int rr = 0;
-        for (; rr + 4 <= rows; rr += 4)
-            tile_4_2(K, cols, a + rr * ars, ars, aks, b + 16 * c, out + rr * cols + 16 * c, accumulate);
-        for (; rr < rows; rr++)
-            tile_1_2(K, cols, a + rr * ars, ars, aks, b + 16 * c, out + rr * cols + 16 * c, accumulate);
-    }
-    if (C % 2)
-        for (; r < rows; r++)
-            tile_1_1(K, cols, a + r * ars, ars, aks, b + 16 * (C - 1), out + r * cols + 16 * (C - 1),
-                     accumulate);
 }
 
 /* out = a b (a: rows × K) and out += aᵀ b (a: K_rows × rows, summed over its rows) */

@@ -145,6 +145,63 @@ def initial_state(
     return W, torch.stack(idx).to(dev)
 
 
+class Record:
+    """What training leaves behind: each student's final parameters, steps and convergence,
+    learned spectra at checkpoints and on retirement, and the windowed training loss."""
+
+    def __init__(self, W: torch.Tensor, sh: Shapes, optim: Optim, checkpoints: int):
+        S, dev = W.shape[0], W.device
+        self.sh = sh
+        self.final = W.clone()
+        self.window = torch.zeros(S, dtype=torch.float32, device=dev)
+        self.steps = torch.zeros(S, dtype=torch.long, device=dev)
+        self.converged = torch.zeros(S, dtype=torch.bool, device=dev)
+        grid = np.linspace(0, optim.max_steps, checkpoints).round().astype(int)
+        self.checkpoints = set(np.unique(grid).tolist())
+        self.dynamics: list[tuple[np.ndarray, int, np.ndarray]] = []
+        self.loss: list[tuple[np.ndarray, int, np.ndarray]] = []
+
+    def spectra(self, step: int, ids, w) -> None:
+        with torch.no_grad():
+            sv = torch.linalg.svdvals(self.sh.kernel(w).double())
+        self.dynamics.append((ids.cpu().numpy(), step, sv.cpu().numpy()))
+
+    def retire(self, step: int, ids, w) -> None:
+        self.final[ids] = w
+        self.steps[ids] = step
+        self.spectra(step, ids, w)
+
+
+def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim):
+    """The layout of the students and the :class:`backends.Problem` of a job."""
+    metas = [m for _, m in tasks]
+    n, d, beta = metas[0]["n"], metas[0]["d"], metas[0]["beta"]
+    if any((m["n"], m["d"], m["beta"]) != (n, d, beta) for m in metas):
+        raise ValueError("tasks trained together must share n, d and beta")
+    k = kernel_dim(student_class, n, d)
+    ids = [m["task_id"] for m in metas]
+    if ranks is not None:
+        layout = StudentLayout.grid(ids, seeds, ranks, student_class)
+    else:
+        layout = StudentLayout.from_rows(rows or [], ids, seeds, student_class)
+    if not len(layout) or layout.max_rank > k or int(layout.rank.min()) < 1:
+        raise ValueError(f"ranks must lie in 1..{k} for class {student_class}, got {ranks}")
+    parse_rung(student_class)
+    f32 = dict(dtype=torch.float32, device=dev)
+    X, Y, P = (
+        torch.stack([torch.as_tensor(a[key]) for a, _ in tasks]).to(**f32)
+        for key in ("X_train", "Y_train", "P")
+    )
+    T, N = X.shape[:2]
+    # factors always have k columns (rank r: columns ≥ r zero), whatever ranks share the batch:
+    # Q Kᵀ then sums over the same k terms in the same order, so a student's arithmetic, and
+    # its result, are bitwise the same in a sweep, a search round or alone (on CPU)
+    sh = Shapes(k=k, rmax=k, d=d, n=n)
+    flat = (X.reshape(T * N, n, d), Y.reshape(T * N, n, d))
+    prob = Problem(student_class, *flat, P, beta, sh, optim.batch, max(1, optim.chunk))
+    return layout, prob, Y.pow(2).mean((1, 2, 3))
+
+
 def train_students(
     tasks: list[tuple[dict, dict]],
     student_class: str,
@@ -176,109 +233,45 @@ def train_students(
     # a guard (process-wide): subnormal floats, e.g. saturated softmax tails, are slow on x86.
     # On the paper workload it measured no difference, so results do not depend on it.
     torch.set_flush_denormal(True)
-    metas = [m for _, m in tasks]
-    n, d, beta = metas[0]["n"], metas[0]["d"], metas[0]["beta"]
-    if any((m["n"], m["d"], m["beta"]) != (n, d, beta) for m in metas):
-        raise ValueError("tasks trained together must share n, d and beta")
-    k = kernel_dim(student_class, n, d)
-    ids = [m["task_id"] for m in metas]
-    if ranks is not None:
-        layout = StudentLayout.grid(ids, seeds, ranks, student_class)
-    else:
-        layout = StudentLayout.from_rows(rows or [], ids, seeds, student_class)
-    if not len(layout) or layout.max_rank > k or int(layout.rank.min()) < 1:
-        raise ValueError(f"ranks must lie in 1..{k} for class {student_class}, got {ranks}")
-    parse_rung(student_class)
-    f32 = dict(dtype=torch.float32, device=dev)
-    Xtr = torch.stack([torch.as_tensor(a["X_train"]) for a, _ in tasks]).to(**f32)
-    Ytr = torch.stack([torch.as_tensor(a["Y_train"]) for a, _ in tasks]).to(**f32)
-    P = torch.stack([torch.as_tensor(a["P"]) for a, _ in tasks]).to(**f32)
-    T, N = Xtr.shape[:2]
-    train_power = Ytr.pow(2).mean((1, 2, 3))
-    # factors always have k columns (rank r: columns ≥ r zero), whatever ranks share the batch:
-    # Q Kᵀ then sums over the same k terms in the same order, so a student's arithmetic, and
-    # its result, are bitwise the same in a sweep, a search round or alone (on CPU)
-    sh = Shapes(k=k, rmax=k, d=d, n=n)
-    prob = Problem(
-        student_class,
-        Xtr.reshape(T * N, n, d),
-        Ytr.reshape(T * N, n, d),
-        P,
-        beta,
-        sh,
-        optim.batch,
-        max(1, optim.chunk),
-    )
-    task_of = torch.as_tensor(layout.task, device=dev)
-    stream_of = torch.as_tensor(layout.stream, device=dev)
-    W, batch_idx = initial_state(metas, layout, sh, optim, N, init_scale, base_seed, dev)
-    S = len(layout)
+    layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim)
+    metas, S, N = [m for _, m in tasks], len(layout), prob.X.shape[0] // len(tasks)
+    W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
+    task_of, stream_of = (torch.as_tensor(a, device=dev) for a in (layout.task, layout.stream))
     act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
     sched = RetirementSchedule(S, optim, epsilon, dev)
-    final = W.clone()
-    window = torch.zeros(S, **f32)
-    steps_run = torch.zeros(S, dtype=torch.long, device=dev)
-    converged = torch.zeros(S, dtype=torch.bool, device=dev)
-    ckpt_steps = set(
-        np.unique(np.linspace(0, optim.max_steps, checkpoints).round().astype(int)).tolist()
-    )
-    dyn_rows, loss_rows = [], []
-
-    def record_spectra(step: int, ids, w) -> None:
-        with torch.no_grad():
-            sv = torch.linalg.svdvals(sh.kernel(w).double())
-        dyn_rows.append((ids.cpu().numpy(), step, sv.cpu().numpy()))
-
+    rec = Record(W, prob.shapes, optim, checkpoints)
     gradient = GRADIENTS[backend]
     for step in range(optim.max_steps):
-        if step in ckpt_steps:
-            record_spectra(step, act.ids, act.W)
+        if step in rec.checkpoints:
+            rec.spectra(step, act.ids, act.W)
         task = task_of[act.ids]
         rows_now = (task * N)[:, None] + batch_idx[stream_of[act.ids], step]  # [S_a, B]
         loss = gradient(prob, act.W, act.G, rows_now, task)
         _check_finite(loss, act.ids, layout, step)
-        window[act.ids] += loss
+        rec.window[act.ids] += loss
         adam_step(backend, act.W, act.G, act.m1, act.m2, sched.lr[act.ids], step)
         last = step + 1 >= optim.max_steps
         if (step + 1) % optim.eval_every and not last:
             continue
         # ---- evaluation: retire converged / plateaued students, compact the batch ----
         with torch.no_grad():
-            w = window[act.ids] / optim.eval_every
-            window.zero_()
-            loss_rows.append((act.ids.cpu().numpy(), step + 1, w.cpu().numpy()))
+            w = rec.window[act.ids] / optim.eval_every
+            rec.window.zero_()
+            rec.loss.append((act.ids.cpu().numpy(), step + 1, w.cpu().numpy()))
             done, conv = sched.update(act.ids, w, w / train_power[task], last)
-            converged[act.ids] = conv
+            rec.converged[act.ids] = conv
             if bool(done.any()):
-                gone = act.ids[done]
-                final[gone] = act.W[done]
-                steps_run[gone] = step + 1
-                record_spectra(step + 1, gone, act.W[done])
+                rec.retire(step + 1, act.ids[done], act.W[done])
                 act.keep(~done)
         if progress is not None:
             progress(step + 1, optim.max_steps, S - act.ids.numel(), S)
         if act.ids.numel() == 0:
             break
-
-    Qf, Kf, Vf = sh.unpack(final)
-    metrics = _final_metrics(
-        tasks,
-        layout,
-        Qf @ Kf.transpose(-1, -2),
-        Vf,
-        static_student,
-        steps_run,
-        converged,
-        beta,
-        P,
-        dev,
-        backend,
-    )
-    metrics["backend"] = backend
+    metrics = _final_metrics(tasks, layout, prob, rec, static_student, dev, backend)
     return {
         "metrics": metrics,
-        "dynamics": _long_rows(dyn_rows, metrics, "spectrum"),
-        "loss": _long_rows(loss_rows, metrics, "train_loss"),
+        "dynamics": _long_rows(rec.dynamics, metrics, "spectrum"),
+        "loss": _long_rows(rec.loss, metrics, "train_loss"),
     }
 
 
@@ -293,13 +286,15 @@ def _check_finite(loss, ids, layout: StudentLayout, step) -> None:
 
 
 def _final_metrics(
-    tasks, layout: StudentLayout, A, V, static_student, steps_run, converged, beta, P, dev, backend
+    tasks, layout: StudentLayout, prob: Problem, rec: Record, static_student, dev, backend
 ) -> pd.DataFrame:
     """One row per student: train/test MSE over the whole splits, R, the learned spectrum.
 
     Teacher quantities (r*, the tail energy R*(r)) are copied from a task's meta when it has
     them; a rank search trains on tasks stripped of them (search.py), and they come back NaN.
     """
+    Qf, Kf, V = prob.shapes.unpack(rec.final)
+    A, beta, P = Qf @ Kf.transpose(-1, -2), prob.beta, prob.P
     f32 = dict(dtype=torch.float32, device=dev)
     task_of = torch.as_tensor(layout.task, device=dev)
     with torch.no_grad():
@@ -344,9 +339,10 @@ def _final_metrics(
                             (mse["test"][j] - meta["sigma"] ** 2) / meta["test_clean_power"]
                         ),
                         "R_theory": np.nan if teacher is None else tail_energy(teacher, rank),
-                        "steps": int(steps_run[s]),
-                        "converged": bool(converged[s]),
+                        "steps": int(rec.steps[s]),
+                        "converged": bool(rec.converged[s]),
                         "spectrum": spectra[s].tolist(),
+                        "backend": backend,
                     }
                 )
     return pd.DataFrame(rows)

@@ -1,6 +1,7 @@
 rule train:
-    """One batched training job: a rung's students over every rank (sweep), or the static
-    L0/L1 full-rank students (static), on one chunk of the rung's tasks."""
+    """One batched training job: a rung's students over its ranks (sweep: every rank, or the
+    ranks a rank search picks with train.ranks: search), or the static L0/L1 full-rank
+    students (static), on one chunk of the rung's tasks."""
     input:
         train_task_files,
     output:
