@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,12 @@ import pandas as pd
 
 from .estimators import estimates_long
 from .io import write_npz
-from .predictors import predict_attention_native, predict_static
+from .predictors import (
+    StaticLeastSquares,
+    attention_native_pinv,
+    attention_native_spectrum,
+    predict_static,
+)
 from .progress import report
 from .rungs import is_softmax
 from .seeds import noisy_copy_rng
@@ -31,14 +37,56 @@ def write_tasks(cfg: dict, rung: str, out_dir, progress=None) -> list[Path]:
     return paths
 
 
+def attention_native_pinv_of(X: np.ndarray):
+    """P_attn's X side, X̃⁺: [1, B, d, n] (as predict_attention_native computes it)."""
+    import torch
+
+    X = torch.as_tensor(X, dtype=torch.float64).unsqueeze(0)
+    try:
+        return attention_native_pinv(X)
+    except RuntimeError:
+        raise ValueError(
+            "P_attn: a sequence's token matrix is singular; drop degenerate "
+            "sequences (e.g. repeated tokens)"
+        ) from None
+
+
+def attention_native_spectrum_of(pinv, Y: np.ndarray) -> np.ndarray:
+    """P_attn's spectrum [d] from a cached X̃⁺ (as predict_attention_native computes it)."""
+    import torch
+
+    Y = torch.as_tensor(Y, dtype=torch.float64).unsqueeze(0)
+    return attention_native_spectrum(pinv, Y)[0].numpy()
+
+
+def _shared_input_key(path) -> tuple:
+    """(r*, seed) of a task file, read from its meta alone: the tasks that share X."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+        return (meta["r_star"], meta["seed"])
+    except Exception:  # unreadable: load_task says what is wrong when its turn comes
+        return (-1, -1)
+
+
 def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
     ``progress(done, total)`` after each task (see progress.py)."""
     p = cfg["predict"]
-    rows, spectra = [], []
-    for done, path in enumerate(task_paths, 1):
-        arrays, meta = load_task(path)
+    per_task: dict[int, tuple[list, list]] = {}
+    # the rungs of one (r*, seed) share their inputs X (tasks.py): visiting the tasks grouped
+    # by X, the X side of both predictors (P_static's least-squares factorisation, P_attn's
+    # per-sequence X̃⁺) is computed once per distinct X and one is held at a time (the results
+    # are those of computing it per call); the table keeps the order of task_paths
+    order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
+    shared: tuple = (None, None, None)  # (X, StaticLeastSquares, X̃⁺ [1, B, d, n])
+    for done, i in enumerate(order, 1):
+        arrays, meta = load_task(task_paths[i])
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        if shared[0] is None or not np.array_equal(shared[0], X):
+            shared = (None, None, None)  # free the previous factorisations first
+            shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
+        rows, spectra = per_task[i] = ([], [])
         rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
         noise = rng.standard_normal(Y.shape)
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
@@ -53,14 +101,18 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
                 "seed": meta["seed"],
                 "sigma": sigma,
             }
-            st = predict_static(X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"])
+            st = predict_static(
+                X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"], lstsq=shared[1]
+            )
             rows.append(
                 {**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])}
             )
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
-            spectra.append(predict_attention_native(X, Ys)["spectrum"])
+            spectra.append(attention_native_spectrum_of(shared[2], Ys))
         report(progress, done, len(task_paths))
+    rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
+    spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
     return out[
         [

@@ -233,3 +233,20 @@ def train_runtime():
 def train_gpus():
     """GPUs per training job: one when the config says `device: cuda` (sbatch --gpus), else 0."""
     return 1 if config["device"] == "cuda" else 0
+
+
+# Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
+from entropic_bound.scale import load_scales  # noqa: E402
+
+SCALE_LIST = config.get("scale_list", "config/scale/scales.yaml")
+SCALES = {s["d"]: s for s in load_scales(SCALE_LIST)}
+SCALE_DIR = "results/scale"
+
+
+def scale_config(wildcards):
+    return SCALES[int(wildcards.d)]["config"]
+
+
+def scale_run_dir(wildcards):
+    cfg = yaml.safe_load(Path(scale_config(wildcards)).read_text())
+    return f"results/{cfg['run_name']}"

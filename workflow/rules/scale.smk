@@ -1,0 +1,66 @@
+# Verdict by scale (SCIENCE.md §8, exploratory: no verdict of its own). `snakemake scale` runs
+# the normal pipeline (reproduce-all) once per config of config/scale/scales.yaml, each into its
+# own results/<run_name>/ (an existing run is reused: its targets are up to date), then writes
+# results/scale/: every claim's verdict and headline margin against d (src/entropic_bound/scale.py).
+rule scale:
+    """The verdict-by-scale table and figure for every d of config/scale/scales.yaml."""
+    input:
+        csv=f"{SCALE_DIR}/verdict_by_scale.csv",
+        md=f"{SCALE_DIR}/verdict_by_scale.md",
+        png=f"{SCALE_DIR}/figures/verdict_by_scale.png",
+    log:
+        f"{SCALE_DIR}/logs/scale.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    shell:
+        "cat {input.md} | tee {log}"
+
+
+rule scale_run:
+    """One scale: reproduce-all with that scale's config (the normal pipeline, nothing else)."""
+    input:
+        scale_config,
+    output:
+        f"{SCALE_DIR}/runs/d{{d}}.run",
+    log:
+        f"{SCALE_DIR}/logs/run_d{{d}}.log",
+    conda:
+        "../../envs/compute.yaml"
+    threads: workflow.cores
+    params:
+        run_dir=scale_run_dir,
+        snakemake=f"{sys.executable} -m snakemake",
+    shell:
+        "{params.snakemake} reproduce-all --configfile {input} --cores {threads} --nolock "
+        "> {log} 2>&1 && mkdir -p $(dirname {output}) && echo {params.run_dir} > {output}"
+
+
+rule scale_table:
+    """Claim × d: each run's verdict and headline number, as a table and a figure."""
+    input:
+        runs=expand(f"{SCALE_DIR}/runs/d{{d}}.run", d=sorted(SCALES)),
+        code=f"{CODE}/scale.py",
+    output:
+        csv=report(
+            f"{SCALE_DIR}/verdict_by_scale.csv",
+            caption="../report/scale.rst",
+            category="Verdict by scale (exploratory)",
+        ),
+        md=f"{SCALE_DIR}/verdict_by_scale.md",
+        png=report(
+            f"{SCALE_DIR}/figures/verdict_by_scale.png",
+            caption="../report/scale.rst",
+            category="Verdict by scale (exploratory)",
+        ),
+        pdf=f"{SCALE_DIR}/figures/verdict_by_scale.pdf",
+    log:
+        f"{SCALE_DIR}/logs/scale_table.log",
+    localrule: True
+    conda:
+        "../../envs/plot.yaml"
+    params:
+        claims=CLAIMS,
+        scales=sorted(SCALES),
+    script:
+        "../scripts/scale_table.py"

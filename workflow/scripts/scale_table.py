@@ -1,0 +1,23 @@
+"""Rule `scale_table`: every claim's verdict and headline number against d (exploratory)."""
+
+from pathlib import Path
+
+from entropic_bound.io import provenance, write_table, write_text
+from entropic_bound.plotting import save_figure
+from entropic_bound.runner import run
+from entropic_bound.scale import figure_scale, read_run_tables, scale_markdown, verdict_by_scale
+
+
+def main(sm):
+    runs = {
+        d: read_run_tables(Path(marker).read_text().strip())
+        for d, marker in zip(sm.params.scales, sm.input.runs)
+    }
+    table = verdict_by_scale(runs, sm.params.claims)
+    prov = provenance(sm.config, rule="scale_table", exploratory=True)
+    write_table(table, sm.output.csv, prov)
+    write_text(sm.output.md, scale_markdown(table))
+    save_figure(figure_scale(table), sm.output.png, sm.output.pdf, prov)
+
+
+run(main, snakemake)  # noqa: F821
