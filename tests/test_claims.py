@@ -244,7 +244,9 @@ def test_every_claim_is_registered_with_its_guard(good, thresholds):
 
 
 def test_claims_schema_requires_every_verdict_constant():
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "claims.schema.yaml").read_text())
+    schema = yaml.safe_load(
+        (REPO / "src" / "entropic_bound" / "schemas" / "claims.schema.yaml").read_text()
+    )
     assert {"numerical_tol", "float_slack"} <= set(schema["required"])
     props = schema["properties"]
     assert {"static_rungs", "attention_rungs", "min_ladder_rungs"} <= set(props["C6"]["required"])

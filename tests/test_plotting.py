@@ -86,9 +86,13 @@ def test_unknown_figure_is_a_one_line_error(tables, claims):
 
 def test_every_report_output_has_a_one_sentence_caption():
     rules = REPO / "workflow" / "rules"
-    smk = "".join((rules / f).read_text() for f in ("analysis.smk", "exploratory.smk"))
-    captions = re.findall(r'caption="\.\./report/([^"]+)"', smk)
-    captions += [f"{fid}.rst" for fid in FIGURES]  # figure captions: figures.smk, by id
+    # every report() item takes its caption from common.smk's _REPORT_ITEMS, by id
+    common = (rules / "common.smk").read_text()
+    items = common.split("_REPORT_ITEMS = {", 1)[1].split("\n}", 1)[0]
+    captions = [f"{key}.rst" for key in re.findall(r'^\s+"(\w+)": \(', items, flags=re.M)]
+    smk = "".join(p.read_text() for p in rules.glob("*.smk"))
+    used = set(re.findall(r'REPORT\["(\w+)"\]', smk)) | set(FIGURES)
+    assert {f"{u}.rst" for u in used} <= set(captions), "a report() id without a caption entry"
     assert {f"F{i}.rst" for i in range(1, 8)} <= set(captions)
     assert {"T1.rst", "T2.rst", "T3.rst", "T4.rst"} <= set(captions)
     assert {"X1.rst", "X1_table.rst", "X2_table.rst"} <= set(captions)

@@ -58,6 +58,7 @@ _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "X1": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
+    "scale": (_EXPLORATORY, "Verdict by scale", "C1-C9", "scale"),
 }
 #: report() arguments of every report item: caption, category, subcategory, labels
 REPORT = {

@@ -27,12 +27,13 @@ rule scale_run:
         f"{SCALE_DIR}/logs/run_d{{d}}.log",
     conda:
         "../../envs/compute.yaml"
-    threads: workflow.cores
+    threads: config["threads"]
     params:
         run_dir=scale_run_dir,
         snakemake=f"{sys.executable} -m snakemake",
+        snakefile=workflow.main_snakefile,
     shell:
-        "{params.snakemake} reproduce-all --configfile {input} --cores {threads} --nolock "
+        "{params.snakemake} -s {params.snakefile} reproduce-all --configfile {input} --cores {threads} --nolock "
         "> {log} 2>&1 && mkdir -p $(dirname {output}) && echo {params.run_dir} > {output}"
 
 
@@ -42,17 +43,9 @@ rule scale_table:
         runs=expand(f"{SCALE_DIR}/runs/d{{d}}.run", d=sorted(SCALES)),
         code=f"{CODE}/scale.py",
     output:
-        csv=report(
-            f"{SCALE_DIR}/verdict_by_scale.csv",
-            caption="../report/scale.rst",
-            category="Verdict by scale (exploratory)",
-        ),
+        csv=report(f"{SCALE_DIR}/verdict_by_scale.csv", **REPORT["scale"]),
         md=f"{SCALE_DIR}/verdict_by_scale.md",
-        png=report(
-            f"{SCALE_DIR}/figures/verdict_by_scale.png",
-            caption="../report/scale.rst",
-            category="Verdict by scale (exploratory)",
-        ),
+        png=report(f"{SCALE_DIR}/figures/verdict_by_scale.png", **REPORT["scale"]),
         pdf=f"{SCALE_DIR}/figures/verdict_by_scale.pdf",
     log:
         f"{SCALE_DIR}/logs/scale_table.log",

@@ -1,5 +1,7 @@
 """Rule `boundaries`: σ50/σ95 of every data-only predictor (exploratory: no verdict)."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.boundaries import boundaries_table
 from entropic_bound.io import provenance, write_table
 from entropic_bound.runner import run

@@ -1,5 +1,7 @@
 """Rule `c8_by_beta`: C8's estimator comparison by β (exploratory: no verdict)."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.io import provenance, read_table, write_table
 from entropic_bound.runner import run
 from entropic_bound.softmax_distortion import estimators_by_beta

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.io import provenance, write_table, write_text
 from entropic_bound.plotting import save_figure
 from entropic_bound.runner import run

@@ -1,5 +1,7 @@
 """Rule `train_beta`: full-rank L4 students at every β of exploratory.c8_beta."""
 
+import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+
 from entropic_bound.io import provenance, write_table
 from entropic_bound.runner import run
 from entropic_bound.softmax_distortion import train_full_rank_by_beta
