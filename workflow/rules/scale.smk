@@ -25,6 +25,8 @@ rule scale_run:
         f"{SCALE_DIR}/runs/d{{d}}.run",
     log:
         f"{SCALE_DIR}/logs/run_d{{d}}.log",
+    # a whole pipeline of its own: it runs where Snakemake runs and submits nothing itself
+    localrule: True
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]
