@@ -25,11 +25,10 @@ rule scale_run:
         f"{SCALE_DIR}/runs/d{{d}}.run",
     log:
         f"{SCALE_DIR}/logs/run_d{{d}}.log",
-    # a whole pipeline of its own: it runs where Snakemake runs and submits nothing itself
-    localrule: True
+    localrule: True  # a driver: the inner run's jobs are the work
     conda:
         "../../envs/compute.yaml"
-    threads: config["threads"]
+    threads: 1024  # every core: Snakemake caps a job's threads at --cores
     params:
         run_dir=scale_run_dir,
         snakemake=f"{sys.executable} -m snakemake",
