@@ -110,7 +110,9 @@ _scalars = (
     st.none()
     | st.booleans()
     | st.integers(-(10**6), 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False)
+    # no subnormals: engine.train_students flushes them to zero process-wide (FTZ), and
+    # hypothesis cannot draw them once a test before this one has trained
+    | st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False)
     | st.text(max_size=8)
 )
 _keys = st.text(min_size=1, max_size=6)
