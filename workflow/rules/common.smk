@@ -3,6 +3,8 @@ import os
 import sys
 from pathlib import Path
 
+import yaml
+
 # EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
 sys.path.insert(0, str(EB_ROOT / "src"))
 
@@ -239,8 +241,19 @@ def train_gpus():
 # Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
 from entropic_bound.scale import load_scales  # noqa: E402
 
-SCALE_LIST = config.get("scale_list", "config/scale/scales.yaml")
-SCALES = {s["d"]: s for s in load_scales(SCALE_LIST)}
+
+def in_clone(path) -> Path:
+    """A path as given when it exists from the working directory (or is absolute), else the
+    clone's own file (the defaults under config/), so `-d <elsewhere>` finds them too.
+    """
+    p = Path(path)
+    return p if p.is_absolute() or p.exists() else EB_ROOT / p
+
+
+SCALE_LIST = in_clone(config.get("scale_list", "config/scale/scales.yaml"))
+SCALES = {
+    s["d"]: {**s, "config": str(in_clone(s["config"]))} for s in load_scales(SCALE_LIST)
+}
 SCALE_DIR = "results/scale"
 
 

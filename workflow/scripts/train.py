@@ -10,8 +10,8 @@ from entropic_bound.runner import run
 
 def main(sm):
     w = sm.wildcards
-    with heartbeat(f"train {w.rung} {w.kind} c{w.chunk}"):  # engine steps: Heartbeat.steps
-        out = train_chunk(sm.config, w.rung, w.kind, list(sm.input))
+    with heartbeat(f"train {w.rung} {w.kind} c{w.chunk}") as hb:
+        out = train_chunk(sm.config, w.rung, w.kind, list(sm.input), progress=hb.steps)
     prov = provenance(sm.config, rule="train", rung=w.rung, kind=w.kind, chunk=int(w.chunk))
     for name, df in out.items():
         write_table(df, sm.output[name], prov)
