@@ -119,6 +119,7 @@ def get_artifacts():
         *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
         *(path for t in ("metrics", "dynamics", "loss") for path in train_outputs(t)),
+        BETA_TRAIN,  # the exploratory training job (exploratory.smk)
     ]
 
 

@@ -2,6 +2,8 @@
 # cached intermediates like everything else, labelled "exploratory: no verdict" and read by
 # no claim. Config: `exploratory` in config/config.yaml.
 EXPLORATORY = config["exploratory"]
+#: the one extra training job (full-rank L4 students at every β of exploratory.c8_beta)
+BETA_TRAIN = f"{RUN}/train/L4/full_rank_beta.metrics.parquet"
 
 
 rule boundaries:
@@ -31,7 +33,7 @@ rule train_beta:
     input:
         code=f"{CODE}/softmax_distortion.py",
     output:
-        f"{RUN}/train/L4/full_rank_beta.metrics.parquet",
+        BETA_TRAIN,
     log:
         f"{RUN}/logs/train/L4_full_rank_beta.log",
     benchmark:
@@ -50,7 +52,7 @@ rule train_beta:
 rule c8_by_beta:
     """Every C8 estimator by β on learned full-rank L4 kernels and data-only P_attn kernels."""
     input:
-        learned=f"{RUN}/train/L4/full_rank_beta.metrics.parquet",
+        learned=BETA_TRAIN,
         frontier=f"{TABLES}/frontier.csv",
         code=f"{CODE}/softmax_distortion.py",
     output:
