@@ -99,7 +99,8 @@ def test_provenance_covers_every_artifact(run_a):
         if p.is_file() and not p.name.endswith(".prov.json")
     } | {str((run_dir / "claims.md").relative_to(WORK))}
     assert set(prov["artifacts"]) == written
-    assert len([p for p in written if "/train/" in p]) == 36  # 6 rungs x 2 kinds x 3 tables
+    # 6 rungs x 2 kinds x 3 tables, and the exploratory full-rank L4 job by beta (one table)
+    assert len([p for p in written if "/train/" in p]) == 37
     for path, entry in prov["artifacts"].items():
         assert (WORK / (path + ".prov.json")).exists(), path
         for key in ("config_hash", "git_commit", "rule", "sha256"):
@@ -123,7 +124,7 @@ def test_report_has_metadata_and_claims_first(run_a):
 def test_training_logs_show_progress(run_a):
     run_dir, _ = run_a
     logs = sorted((run_dir / "logs" / "train").glob("*.log"))
-    assert len(logs) == 12
+    assert len(logs) == 13  # 12 jobs of the grid and the exploratory one by beta
     for log in [*logs, run_dir / "logs" / "predict.log", run_dir / "logs" / "frontier.log"]:
         lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[progress]")]
         assert lines and "(100%)" in lines[-1] and "ETA 0:00" in lines[-1], log.name
