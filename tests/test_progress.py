@@ -70,8 +70,16 @@ def test_engine_steps_and_a_stage_without_counts():
     first, mid, last = out.getvalue().splitlines()
     assert first.startswith("[progress] train L4 sweep c0: 0/?, elapsed 0:00, ETA ?")
     assert mid.startswith("[progress] train L4 sweep c0: 500/2000 (25%), elapsed 0:00, ETA")
-    assert mid.endswith(", 3/12 students stopped")
+    assert mid.endswith(", 3/12 students stopped at step 500")
     assert last.startswith("[progress] train L4 sweep c0: 2000/2000 (100%)") or "500/2000" in last
+    out = io.StringIO()
+    with heartbeat("train L0 static c0", every=60, stream=out) as hb:
+        hb.last = -1e9
+        hb.steps(150, 300, 3, 3)  # every student stopped early: the job's training is done
+    assert "150/300" not in out.getvalue()
+    assert (
+        out.getvalue().splitlines()[-1].startswith("[progress] train L0 static c0: 300/300 (100%)")
+    )
     out = io.StringIO()
     with heartbeat("collect", every=60, stream=out):
         pass  # no callback at all: the end still says done

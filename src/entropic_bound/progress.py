@@ -71,8 +71,10 @@ class Heartbeat:
 
     def steps(self, step: int, max_steps: int, retired: int, students: int) -> None:
         """The training engine's callback (``progress(step, max_steps, retired, students)``):
-        steps of the longest-running student, and how many students have stopped."""
-        self.update(step, max_steps, f"{retired}/{students} students stopped")
+        steps of the longest-running student, and how many students have stopped. When every
+        student has stopped (converged or retired early) the job's training is done: 100 %."""
+        done = max_steps if retired >= students else step
+        self.update(done, max_steps, f"{retired}/{students} students stopped at step {step}")
 
     def _beat(self) -> None:
         while not self._stop.wait(self.every):
