@@ -5,6 +5,11 @@
 TABLES = f"{RUN}/tables"
 #: library code whose edits must redo its outputs (Snakemake tracks only the thin scripts)
 CODE = repo_path("src/entropic_bound")
+#: the library modules that draw the figures
+PLOT_CODE = [
+    f"{CODE}/{m}.py"
+    for m in ("plotting", "plot_style", "figures_training", "figures_data")
+]
 
 
 FIGURE_FILES = [
@@ -97,7 +102,7 @@ rule plot_figures:
     """F1-F5 and F7 (PNG and PDF), one job: the plotting imports cost more than the drawing."""
     input:
         **figure_inputs("plot_figures"),
-        code=f"{CODE}/plotting.py",
+        code=PLOT_CODE,
     output:
         **figure_outputs("plot_figures"),
     log:
@@ -116,7 +121,7 @@ rule plot_frontier:
     """F6 and X1: they need no training, so they are drawn even when a training job fails."""
     input:
         **figure_inputs("plot_frontier"),
-        code=f"{CODE}/plotting.py",
+        code=PLOT_CODE,
     output:
         **figure_outputs("plot_frontier"),
     log:
