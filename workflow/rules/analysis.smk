@@ -11,6 +11,19 @@ PLOT_CODE = [
     for m in ("plotting", "plot_style", "figures_training", "figures_data")
 ]
 
+#: the library modules that give the verdicts (and the analyses and X2 they read)
+CLAIMS_CODE = [
+    f"{CODE}/{m}.py"
+    for m in (
+        "claims",
+        "claims_base",
+        "claims_static",
+        "claims_attention",
+        "claims_report",
+        "analysis",
+        "beyond",
+    )
+]
 
 FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
@@ -83,7 +96,7 @@ rule claims:
         train_metrics=f"{TABLES}/train_metrics.parquet",
         X1_boundaries=f"{TABLES}/X1_boundaries.csv",
         X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
-        code=[f"{CODE}/claims.py", f"{CODE}/analysis.py", f"{CODE}/beyond.py"],
+        code=CLAIMS_CODE,
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
         md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
