@@ -11,6 +11,11 @@ PLOT_CODE = [
     for m in ("plotting", "plot_style", "figures_training", "figures_data")
 ]
 
+#: the library modules of the analyses
+ANALYSIS_CODE = [
+    f"{CODE}/{m}.py"
+    for m in ("analysis", "analysis_common", "analysis_students", "analysis_tables")
+]
 #: the library modules that give the verdicts (and the analyses and X2 they read)
 CLAIMS_CODE = [
     f"{CODE}/{m}.py"
@@ -20,10 +25,9 @@ CLAIMS_CODE = [
         "claims_static",
         "claims_attention",
         "claims_report",
-        "analysis",
         "beyond",
     )
-]
+] + ANALYSIS_CODE
 
 FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
@@ -53,7 +57,7 @@ rule analyses:
         predictions=f"{TABLES}/data_only_predictions.csv",
         metrics=f"{TABLES}/train_metrics.parquet",
         dynamics=f"{TABLES}/train_dynamics.parquet",
-        code=f"{CODE}/analysis.py",
+        code=ANALYSIS_CODE,
     output:
         risk_curves=f"{TABLES}/risk_curves.csv",
         rank_dynamics=f"{TABLES}/rank_dynamics.csv",
@@ -76,7 +80,7 @@ rule frontier_table:
     """T4: exact rate per cell of the predictability frontier."""
     input:
         frontier=f"{TABLES}/frontier.csv",
-        code=f"{CODE}/analysis.py",
+        code=ANALYSIS_CODE,
     output:
         report(f"{TABLES}/T4_frontier.csv", **REPORT["T4"]),
     log:
