@@ -80,14 +80,18 @@ _BLOCK = textwrap.dedent(
 )
 
 
+#: the modules that draw figures (they need the plot extra: matplotlib, seaborn)
+PLOT_MODULES = ("plotting", "plot_style", "figures_training", "figures_data")
+
+
 def test_library_imports_without_snakemake_and_plotting():
-    """Every module but plotting imports with Snakemake, matplotlib and seaborn absent."""
+    """Every module but the plotting ones imports with Snakemake, matplotlib and seaborn absent."""
     code = _BLOCK + textwrap.dedent(
         f"""
         import importlib, pkgutil
         import entropic_bound
         for m in pkgutil.iter_modules(entropic_bound.__path__):
-            if m.name != "plotting":
+            if m.name not in {PLOT_MODULES!r}:
                 importlib.import_module("entropic_bound." + m.name)
         try:
             import entropic_bound.plotting

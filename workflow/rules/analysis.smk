@@ -5,7 +5,29 @@
 TABLES = f"{RUN}/tables"
 #: library code whose edits must redo its outputs (Snakemake tracks only the thin scripts)
 CODE = repo_path("src/entropic_bound")
+#: the library modules that draw the figures
+PLOT_CODE = [
+    f"{CODE}/{m}.py"
+    for m in ("plotting", "plot_style", "figures_training", "figures_data")
+]
 
+#: the library modules of the analyses
+ANALYSIS_CODE = [
+    f"{CODE}/{m}.py"
+    for m in ("analysis", "analysis_common", "analysis_students", "analysis_tables")
+]
+#: the library modules that give the verdicts (and the analyses and X2 they read)
+CLAIMS_CODE = [
+    f"{CODE}/{m}.py"
+    for m in (
+        "claims",
+        "claims_base",
+        "claims_static",
+        "claims_attention",
+        "claims_report",
+        "beyond",
+    )
+] + ANALYSIS_CODE
 
 FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
@@ -35,7 +57,7 @@ rule analyses:
         predictions=f"{TABLES}/data_only_predictions.csv",
         metrics=f"{TABLES}/train_metrics.parquet",
         dynamics=f"{TABLES}/train_dynamics.parquet",
-        code=f"{CODE}/analysis.py",
+        code=ANALYSIS_CODE,
     output:
         risk_curves=f"{TABLES}/risk_curves.csv",
         rank_dynamics=f"{TABLES}/rank_dynamics.csv",
@@ -58,7 +80,7 @@ rule frontier_table:
     """T4: exact rate per cell of the predictability frontier."""
     input:
         frontier=f"{TABLES}/frontier.csv",
-        code=f"{CODE}/analysis.py",
+        code=ANALYSIS_CODE,
     output:
         report(f"{TABLES}/T4_frontier.csv", **REPORT["T4"]),
     log:
@@ -78,7 +100,7 @@ rule claims:
         train_metrics=f"{TABLES}/train_metrics.parquet",
         X1_boundaries=f"{TABLES}/X1_boundaries.csv",
         X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
-        code=[f"{CODE}/claims.py", f"{CODE}/analysis.py", f"{CODE}/beyond.py"],
+        code=CLAIMS_CODE,
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
         md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
@@ -97,7 +119,7 @@ rule plot_figures:
     """F1-F5 and F7 (PNG and PDF), one job: the plotting imports cost more than the drawing."""
     input:
         **figure_inputs("plot_figures"),
-        code=f"{CODE}/plotting.py",
+        code=PLOT_CODE,
     output:
         **figure_outputs("plot_figures"),
     log:
@@ -116,7 +138,7 @@ rule plot_frontier:
     """F6 and X1: they need no training, so they are drawn even when a training job fails."""
     input:
         **figure_inputs("plot_frontier"),
-        code=f"{CODE}/plotting.py",
+        code=PLOT_CODE,
     output:
         **figure_outputs("plot_frontier"),
     log:

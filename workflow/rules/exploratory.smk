@@ -9,7 +9,16 @@ BETA_TRAIN = f"{RUN}/train/L4/full_rank_beta.metrics.parquet"
 rule boundaries:
     """Noise tolerance σ50/σ95 of every data-only predictor, by n, β and data budget B."""
     input:
-        code=[f"{CODE}/boundaries.py", f"{CODE}/frontier.py", f"{CODE}/predictors.py"],
+        code=[
+            f"{CODE}/{m}.py"
+            for m in (
+                "boundaries",
+                "frontier",
+                "predictors",
+                "static_predictor",
+                "predictor_base",
+            )
+        ],
     output:
         report(f"{TABLES}/X1_boundaries.csv", **REPORT["X1_table"]),
     log:
