@@ -44,7 +44,8 @@ def test_build_backend_range_is_bounded_and_contains_the_tested_versions():
 
 def test_core_dependencies_leave_workflow_and_plotting_to_extras():
     core = _names(PROJECT["dependencies"])
-    assert core == {"torch", "numpy", "pandas", "pyarrow", "pyyaml", "jsonschema"}
+    # tqdm: the progress bar of `entropic-bound predict`, part of the library's command line
+    assert core == {"torch", "numpy", "pandas", "pyarrow", "pyyaml", "jsonschema", "tqdm"}
     extras = PROJECT["optional-dependencies"]
     assert _names(extras["plot"]) == {"matplotlib", "seaborn"}
     assert {"snakemake", "entropic-bound"} <= _names(extras["workflow"])
@@ -91,7 +92,8 @@ def test_library_imports_without_snakemake_and_plotting():
         import importlib, pkgutil
         import entropic_bound
         for m in pkgutil.iter_modules(entropic_bound.__path__):
-            if m.name not in {PLOT_MODULES!r}:
+            # __main__ runs the command line (`python -m entropic_bound`) when imported
+            if m.name not in {PLOT_MODULES!r} and m.name != "__main__":
                 importlib.import_module("entropic_bound." + m.name)
         try:
             import entropic_bound.plotting
