@@ -46,11 +46,13 @@ def tasks_at_beta(cfg: dict, rung: str, beta: float) -> list[tuple[dict, dict]]:
     return out
 
 
-def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4") -> pd.DataFrame:
+def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4", progress=None) -> pd.DataFrame:
     """train_metrics rows (engine's columns, plus ``beta``) of the full-rank students of
-    ``rung`` on its tasks at every β, with the paper's optimiser, seeds and backend."""
+    ``rung`` on its tasks at every β, with the paper's optimiser, seeds and backend;
+    ``progress(done, total)`` after each β (see progress.py)."""
     from .config import class_optim
     from .engine import Optim, train_students
+    from .progress import report
     from .rungs import kernel_dim, parse_rung
 
     if not len(betas):  # no β asked for (the large configs): no training
@@ -59,7 +61,7 @@ def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4") -> pd.DataFrame:
     k = kernel_dim(rung, cfg["task"]["n"], cfg["task"]["d"])
     optim = Optim.from_config(class_optim(cfg, parse_rung(rung)[0]))
     parts = []
-    for beta in betas:
+    for done, beta in enumerate(betas, 1):
         out = train_students(
             tasks_at_beta(cfg, rung, beta),
             rung,
@@ -74,6 +76,7 @@ def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4") -> pd.DataFrame:
             backend=t.get("backend", "auto"),
         )
         parts.append(out["metrics"].assign(beta=float(beta)))
+        report(progress, done, len(betas))
     return pd.concat(parts, ignore_index=True)
 
 

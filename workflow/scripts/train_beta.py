@@ -3,12 +3,15 @@
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
 from entropic_bound.io import provenance, write_table
+from entropic_bound.progress import heartbeat
 from entropic_bound.runner import run
 from entropic_bound.softmax_distortion import train_full_rank_by_beta
 
 
 def main(sm):
-    df = train_full_rank_by_beta(sm.config, sm.config["exploratory"]["c8_beta"]["betas"])
+    betas = sm.config["exploratory"]["c8_beta"]["betas"]
+    with heartbeat("train_beta L4 full rank") as hb:
+        df = train_full_rank_by_beta(sm.config, betas, progress=hb.update)
     write_table(df, sm.output[0], provenance(sm.config, rule="train_beta"))
 
 
