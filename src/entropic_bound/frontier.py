@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .analysis_common import FRONTIER_COLUMNS
 from .estimators import estimates_long
 from .mixing import operator_terms
 from .predictors import (
@@ -30,19 +31,7 @@ from .progress import report
 from .seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
 from .tasks import haar_orthonormal, teacher_kernel
 
-COLUMNS = [
-    "class",
-    "value_map",
-    "n",
-    "d",
-    "sigma",
-    "beta",
-    "r_star",
-    "seed",
-    "predictor",
-    "estimator",
-    "r_hat",
-]
+COLUMNS = list(FRONTIER_COLUMNS)  # the frontier table: the columns analyses read
 
 
 def frontier_inputs(

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .analysis_common import PREDICTION_COLUMNS
 from .estimators import estimates_long
 from .io import write_npz
 from .predictors import (
@@ -114,19 +115,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
     spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
-    return out[
-        [
-            "task_id",
-            "class",
-            "r_star",
-            "seed",
-            "sigma",
-            "predictor",
-            "estimator",
-            "r_hat",
-            "static_fit_share",
-        ]
-    ]
+    return out[list(PREDICTION_COLUMNS)]
 
 
 def chunks_of_rung(cfg: dict, rung: str) -> list[list[TaskSpec]]:
