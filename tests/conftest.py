@@ -1,5 +1,6 @@
 import os
 
+import pytest
 import torch
 from hypothesis import settings
 
@@ -11,3 +12,22 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # nothing about correctness; every property still runs its full number of examples.
 settings.register_profile("entropic-bound", deadline=None)
 settings.load_profile("entropic-bound")
+
+
+# Arrow's native thread pools (behind the parquet reads in test_workflow) can abort the process
+# while Python tears down, after every test has passed and the summary is printed
+# (apache/arrow#34314). The session's exit status is kept and the process ends with it through
+# runner.finish, without that teardown.
+_EXIT_STATUS = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT_STATUS.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    if _EXIT_STATUS and not hasattr(config, "workerinput"):
+        from entropic_bound.runner import finish
+
+        finish(_EXIT_STATUS[-1])

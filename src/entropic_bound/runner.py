@@ -3,12 +3,29 @@
 Knows nothing of Snakemake beyond the duck-typed ``snakemake`` object a script receives. The
 scripts import ``workflow/scripts/eb_entry.py`` first, which opens the log (line-buffered)
 before this library is imported, so that even an import error ends up in the rule's log.
+
+A job ends with :func:`finish`, not with the interpreter's own shutdown: Arrow's native
+thread pools (behind every parquet read) can abort the process while Python tears down, after
+all the work is done and every output is written (``terminate called without an active
+exception``, SIGABRT; apache/arrow#34314). That turned a finished job into a failed one once in
+CI. Outputs are written atomically before ``main`` returns, so nothing is lost by skipping it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
+
+
+def finish(code: int) -> None:
+    """Flush Python's streams and end the process with ``code`` without interpreter teardown."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def open_log(sm):
@@ -21,8 +38,24 @@ def open_log(sm):
     return open(sm.log[0], "w", buffering=1)
 
 
-def run(main, sm) -> None:
-    """Call ``main(sm)`` with stderr sent to ``sm.log[0]``; a ValueError ends in one line."""
+def run(main, sm, *, hard_exit: bool = True) -> None:
+    """Call ``main(sm)`` with stderr sent to ``sm.log[0]``; a ValueError ends in one line.
+
+    With ``hard_exit`` (the scripts' case) the process then ends through :func:`finish`: status 0
+    when ``main`` returned, 1 when it raised. ``hard_exit=False`` returns or raises SystemExit."""
+    code = 1
+    try:
+        _run(main, sm)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+        if not hard_exit:
+            raise
+    if hard_exit:
+        finish(code)
+
+
+def _run(main, sm) -> None:
     log = open_log(sm)
     sys.stderr = log
     try:
