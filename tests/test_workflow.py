@@ -257,3 +257,26 @@ def test_as_a_module_of_another_workflow(tmp_path):
     for rule in ("eb_tasks", "eb_train", "eb_claims", "eb_plot_figures", "eb_provenance"):
         assert rule in out, rule
     assert f"{REPO}/src/entropic_bound/plotting.py" in out or "rule eb_plot_figures" in out
+
+
+def test_a_failed_scale_study_leaves_the_configs_own_run_alone(tmp_path):
+    """`snakemake scale` drives other runs: when one fails, onerror must not write partial claims
+    into the run of the config Snakemake was started with (which no job of the study touched)."""
+    import yaml
+
+    bad = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    bad["run_name"] = "pytest_scale_inner"
+    bad["task"]["r_star"] = [bad["task"]["d"] + 1]  # rejected by the inner run before any job
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    scales = tmp_path / "scales.yaml"
+    scales.write_text(yaml.safe_dump({"scales": [{"d": 8, "config": str(tmp_path / "bad.yaml")}]}))
+    work = tmp_path / "work"
+    work.mkdir()
+    cmd = [SMK, "scale", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1", *QUICK]
+    cmd += ["--config", f"scale_list={scales}", "run_name=pytest_scale_outer"]
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0
+    log = (work / "results" / "scale" / "logs" / "run_d8.log").read_text()
+    assert "r_star" in log  # the inner run failed for the planted reason
+    assert not (work / "results" / "pytest_scale_outer" / "partial").exists()
+    assert "partial claims in" not in r.stderr

@@ -123,8 +123,25 @@ def get_artifacts():
     ]
 
 
+#: the scale study's own rules (workflow/rules/scale.smk): they drive other runs, never RUN
+SCALE_RULES = ("scale", "scale_run", "scale_table")
+
+
+def builds_the_run() -> bool:
+    """Whether this invocation builds RUN (the config's own run): False when every target is the
+    scale study's (`snakemake scale`), whose inner runs keep their own partial claims; onerror
+    and onsuccess then leave RUN alone."""
+    targets = [str(t) for t in (workflow.dag_settings.targets or ())]
+    scale_files = f"{SCALE_DIR}/"
+    return not targets or not all(
+        t in SCALE_RULES or t.startswith(scale_files) for t in targets
+    )
+
+
 def write_partial_claims():
     """onerror: a claims table from the jobs that finished (failed inputs: missing input)."""
+    if not builds_the_run():
+        return
     from entropic_bound.claims import claims_text
     from entropic_bound.io import PARTIAL_DIR
     from entropic_bound.pipeline import claims_after_failure
@@ -143,6 +160,8 @@ def write_partial_claims():
 
 def clear_partial_claims():
     """onsuccess: the partial claims of an earlier failed run are out of date."""
+    if not builds_the_run():
+        return
     from entropic_bound.io import clear_partial
 
     clear_partial(RUN)
