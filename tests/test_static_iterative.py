@@ -136,3 +136,31 @@ def test_bad_input():
         static_operator(X, X, method="lanczos")
     with pytest.raises(ValueError, match="linearly dependent"):
         StaticLeastSquares(np.ones((40, 3, 4)))
+
+
+@pytest.mark.parametrize("n, d", [(4, 4), (17, 16)])  # the dense route, the factored route
+def test_noisy_copy_by_linearity(n, d):
+    """P_static of Y + c·N: the dense route forms the copy (bitwise the caller's Y + c·N); the
+    factored route uses K(Y) + c·K(N), each product made once (K(N) shared by the tasks that
+    share X and its noise draw) and equal to forming the copy to float64 rounding."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((n * d + 40, n, d))
+    Ys = [rng.standard_normal(X.shape) for _ in range(2)]
+    N, c = rng.standard_normal(X.shape), np.sqrt(0.05**2 - 0.0**2)
+    lstsq = StaticLeastSquares(X)
+    assert lstsq.dense == (n * d <= STATIC_DENSE_MAX_ND)
+    calls = []
+    compute = lstsq._compute
+    lstsq._compute = lambda Y, *, dense: calls.append(Y) or compute(Y, dense=dense)
+    for Y in Ys:
+        clean = predict_static(X, Y, lstsq=lstsq)
+        noisy = predict_static(X, Y, lstsq=lstsq, noise=N, scale=c)
+        formed = predict_static(X, Y + c * N, lstsq=StaticLeastSquares(X))
+        if lstsq.dense:
+            assert np.array_equal(noisy["M_hat"], formed["M_hat"])
+            assert noisy["static_fit_share"] == formed["static_fit_share"]
+        else:
+            _same_summary(noisy, formed)
+            assert abs(noisy["static_fit_share"] - clean["static_fit_share"]) > 0  # it is noisy
+    if not lstsq.dense:  # K(Y₁), K(N), K(Y₂): three products for four fits
+        assert len(calls) == 3 and calls[1] is N

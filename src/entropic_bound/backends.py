@@ -138,10 +138,24 @@ def adam_step(backend: str, W, G, m1, m2, lr, step: int) -> None:
         W -= lr.view(-1, 1) * (m1 / c1) / ((m2 / c2).sqrt() + ADAM_EPS)
 
 
-def evaluate_torch(student_class, X, Y, A, V, beta, P, chunk: int = 256) -> torch.Tensor:
-    """Per-student MSE over a whole split. X, Y: [S, N, n, d] views; A, V: [S, k, k], [S, d, d]."""
+#: on CPU, the final evaluation takes as many sequences at a time as keep one intermediate of
+#: all its students ([S, chunk, n, max(n, d)] float32) within about 4 MB, a cache-sized block:
+#: measured at d = n = 64 with 12 students, 8 sequences at a time evaluate 3-4x faster than 256
+EVAL_CPU_ELEMENTS = 2**20
+#: on a GPU, large blocks (the default chunk below) keep it busy
+EVAL_GPU_CHUNK = 256
+
+
+def evaluate_torch(student_class, X, Y, A, V, beta, P, chunk: int | None = None) -> torch.Tensor:
+    """Per-student MSE over a whole split. X, Y: [S, N, n, d] views; A, V: [S, k, k], [S, d, d].
+
+    ``chunk`` sequences at a time (default: EVAL_GPU_CHUNK on a GPU, a cache-sized block on CPU);
+    the per-sequence sums are added in float64."""
     total = torch.zeros(A.shape[0], dtype=torch.float64, device=A.device)
-    N = X.shape[1]
+    S, N, n, d = X.shape
+    if chunk is None:
+        cpu = A.device.type == "cpu"
+        chunk = max(1, EVAL_CPU_ELEMENTS // (S * n * max(n, d))) if cpu else EVAL_GPU_CHUNK
     for lo in range(0, N, chunk):
         pred = apply_operator(
             student_class, X[:, lo : lo + chunk], A[:, None], V[:, None], beta=beta, P=P

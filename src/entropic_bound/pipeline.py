@@ -81,6 +81,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     # are those of computing it per call); the table keeps the order of task_paths
     order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
     shared: tuple = (None, None, None)  # (X, StaticLeastSquares, X̃⁺ [1, B, d, n])
+    noise_of: tuple = (None, None)  # ((r*, seed), its noise draw): one array per shared X
     for done, i in enumerate(order, 1):
         arrays, meta = load_task(task_paths[i])
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
@@ -88,13 +89,18 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
             shared = (None, None, None)  # free the previous factorisations first
             shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
         rows, spectra = per_task[i] = ([], [])
-        rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
-        noise = rng.standard_normal(Y.shape)
+        key_rs = (meta["r_star"], meta["seed"])
+        if noise_of[0] != key_rs or noise_of[1].shape != Y.shape:
+            # the noise of a noisy copy depends on (r*, seed) alone, so the tasks that share X
+            # share one draw (and P_static's factored route its K(noise): static_predictor.py)
+            noise_of = (key_rs, noisy_copy_rng(cfg["seed"], *key_rs).standard_normal(Y.shape))
+        noise = noise_of[1]
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
             if sigma < meta["sigma"]:
                 continue  # a copy cannot be less noisy than the task itself
             # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
-            Ys = Y if sigma == meta["sigma"] else Y + np.sqrt(sigma**2 - meta["sigma"] ** 2) * noise
+            scale = 0.0 if sigma == meta["sigma"] else np.sqrt(sigma**2 - meta["sigma"] ** 2)
+            Ys = Y if sigma == meta["sigma"] else Y + scale * noise
             key = {
                 "task_id": meta["task_id"],
                 "class": meta["class"],
@@ -103,7 +109,13 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
                 "sigma": sigma,
             }
             st = predict_static(
-                X, Ys, softmax=is_softmax(meta["class"]), clip=p["clip"], lstsq=shared[1]
+                X,
+                Y,
+                softmax=is_softmax(meta["class"]),
+                clip=p["clip"],
+                lstsq=shared[1],
+                noise=noise if scale else None,
+                scale=scale,
             )
             rows.append(
                 {**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])}

@@ -112,13 +112,32 @@ class StaticLeastSquares:
                 "more varied sequences"
             )
         self._pinv = None
+        self._kept_operators: list[tuple[object, torch.Tensor]] = []
 
     @property
     def dense(self) -> bool:
         return self.n * self.d <= STATIC_DENSE_MAX_ND
 
-    def operator(self, Y, *, dense: bool | None = None) -> torch.Tensor:
-        """K: [G, nd, nd] with vec(Y_b) ≈ K vec(X_b); Y: the shape of X."""
+    def operator(
+        self, Y, *, dense: bool | None = None, noise=None, scale: float = 0.0
+    ) -> torch.Tensor:
+        """K: [G, nd, nd] with vec(Y_b) ≈ K vec(X_b); Y: the shape of X.
+
+        With ``noise`` (the shape of Y): K of the noisy copy Y + scale·noise. The dense route
+        forms that copy (as the caller would, in float64); the factored route uses linearity,
+        K(Y) + scale·K(noise), with K(Y) and K(noise) kept for the next call (the copies of a task
+        at several σ, and the tasks that share X and its noise draw, each cost one product).
+        """
+        dense = self.dense if dense is None else dense
+        if dense:
+            if noise is not None and scale:
+                Y = np.asarray(Y) + scale * np.asarray(noise)
+            return self._compute(Y, dense=True)
+        if noise is not None and scale:
+            return self._kept(Y) + scale * self._kept(noise)
+        return self._kept(Y)
+
+    def _compute(self, Y, *, dense: bool) -> torch.Tensor:
         _, Y, _ = _as_groups(Y, Y, "P_static")
         if Y.shape[:-2] != self.x.shape[:-1] or Y.shape[-2:] != (self.n, self.d):
             raise ValueError(
@@ -126,15 +145,30 @@ class StaticLeastSquares:
                 f"{self.d}], got {tuple(Y.shape)}"
             )
         y = Y.reshape(self.x.shape)
-        if self.dense if dense is None else dense:
+        if dense:
             return torch.cholesky_solve(self.x.transpose(1, 2) @ y, self.chol).transpose(1, 2)
         if self._pinv is None:  # x⁺ = (xᵀx)⁻¹xᵀ once: then each Y costs one product
             self._pinv = torch.cholesky_solve(self.x.transpose(1, 2), self.chol)
         return (self._pinv @ y).transpose(1, 2)
 
+    def _kept(self, Y) -> torch.Tensor:
+        """K(Y) on the factored route, remembered for the last two arrays (by identity: the
+        caller's array is held here, so its id cannot be reused while it is remembered)."""
+        for held, K in self._kept_operators:
+            if held is Y:
+                return K
+        K = self._compute(Y, dense=False)
+        self._kept_operators = [*self._kept_operators[-1:], (Y, K)]
+        return K
 
 def static_operator(
-    X, Y, *, method: str = "auto", lstsq: StaticLeastSquares | None = None
+    X,
+    Y,
+    *,
+    method: str = "auto",
+    lstsq: StaticLeastSquares | None = None,
+    noise=None,
+    scale: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Least-squares static map and its Van Loan–Pitsianis rank-1 summary.
 
@@ -145,13 +179,14 @@ def static_operator(
 
     ``method``: ``dense`` (full eigendecomposition), ``iterative`` (:func:`top_singular_pair`,
     share = s₁² / ‖K‖_F²) or ``auto`` (dense up to n·d = STATIC_DENSE_MAX_ND). ``lstsq``: a
-    factorisation of the same X to reuse.
+    factorisation of the same X to reuse. ``noise``, ``scale``: fit the noisy copy
+    Y + scale·noise (see :meth:`StaticLeastSquares.operator`).
     """
     if method not in ("auto", "dense", "iterative"):
         raise ValueError(f"P_static: method must be auto, dense or iterative, got {method!r}")
     lstsq = StaticLeastSquares(X) if lstsq is None else lstsq
     dense = lstsq.dense if method == "auto" else method == "dense"
-    K = lstsq.operator(Y)
+    K = lstsq.operator(Y, noise=noise, scale=scale)
     return rearranged_summary(K, lstsq.n, lstsq.d, lstsq.single, dense=dense)
 
 
@@ -208,14 +243,16 @@ def predict_static(
     clip: float = DEFAULT_CLIP,
     method: str = "auto",
     lstsq: StaticLeastSquares | None = None,
+    noise=None,
+    scale: float = 0.0,
 ) -> dict:
     """P_static, the naive (value-free) Entropic Bound.
 
     Returns ``spectrum`` ([G, n]: svd(M̂) for linear classes, the log-inversion spectrum for
-    softmax classes), ``static_fit_share`` ([G]) and ``M_hat`` ([G, n, n]). ``method`` and
-    ``lstsq`` as for :func:`static_operator`.
+    softmax classes), ``static_fit_share`` ([G]) and ``M_hat`` ([G, n, n]). ``method``,
+    ``lstsq``, ``noise`` and ``scale`` as for :func:`static_operator`.
     """
-    out = static_operator(X, Y, method=method, lstsq=lstsq)
+    out = static_operator(X, Y, method=method, lstsq=lstsq, noise=noise, scale=scale)
     M = torch.as_tensor(out["M_hat"])
     spec = log_inversion_spectrum(M, clip) if softmax else _desc_svdvals(M)
     out["spectrum"] = spec.numpy()
