@@ -161,6 +161,7 @@ class StaticLeastSquares:
         self._kept_operators = [*self._kept_operators[-1:], (Y, K)]
         return K
 
+
 def static_operator(
     X,
     Y,
