@@ -224,3 +224,26 @@ def test_backend_choice_and_fallback(monkeypatch, tmp_path, capsys):
     with pytest.raises(ValueError, match="fused CPU kernel is unavailable"):
         pick_backend("fused", torch.device("cpu"))
     assert not list(tmp_path.iterdir())  # nothing half-built left behind
+
+
+@pytest.mark.parametrize("rung", ["L1", "L4"])
+def test_evaluation_block_size_changes_nothing_but_rounding(rung):
+    """The torch evaluation's sequences per block (cache-sized on CPU by default, EVAL_GPU_CHUNK on
+    a GPU, anything when given) changes only the grouping of the float32 products and of the
+    float64 sums: the per-student MSEs agree to float32 rounding, and with the fused kernel's."""
+    from entropic_bound.backends import evaluate_fused, evaluate_torch
+
+    n = d = 8
+    t = make_task(TaskSpec(rung=rung, r_star=2, seed=0, n=n, d=d, n_train=8, n_test=300))
+    X, Y = (torch.as_tensor(t[k]) for k in ("X_test", "Y_test"))
+    P = torch.as_tensor(t["P"])
+    gen = torch.Generator().manual_seed(0)
+    k = t["kernel"].shape[0]
+    A, V = torch.randn(5, k, k, generator=gen) * 0.3, torch.randn(5, d, d, generator=gen) * 0.3
+    Xs, Ys = X.expand(5, *X.shape), Y.expand(5, *Y.shape)
+    ref = evaluate_torch(rung, Xs, Ys, A, V, 1.0, P, chunk=300)
+    for chunk in (None, 1, 7, 256):
+        got = evaluate_torch(rung, Xs, Ys, A, V, 1.0, P, chunk=chunk)
+        assert torch.allclose(got, ref, rtol=1e-6, atol=0)
+    fused_mse = evaluate_fused(rung, X, Y, A, V, 1.0, P)
+    assert torch.allclose(fused_mse.double(), ref, rtol=1e-5)
