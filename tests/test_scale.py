@@ -47,7 +47,8 @@ def _tables(broken: str | None = None) -> dict[str, pd.DataFrame]:
             "predictor": ["P_static"] * 4 + ["P_attn"],
             "estimator": ["energy_0.99"] * 5,
             "r_star": [2, 2, 2, 2, 2],
-            "r_hat": [2, 5, 2, 7, 2],  # L0 clean exact; L3 matches, L4 does not: mismatch 1/2
+            # L0 exact, clean and noisy; L3 matches, L4 does not: mismatch 1/2
+            "r_hat": [2, 5 if broken == "C4" else 2, 2, 7, 2],
         }
     )
     t2 = pd.DataFrame(
@@ -95,7 +96,7 @@ def test_headlines_by_hand():
     assert h["C1"].margin == pytest.approx(0.8 / 0.5 - 1)
     assert h["C2"].value == pytest.approx(5e-4) and h["C2"].margin == pytest.approx(0.5)
     assert h["C3"].value == pytest.approx(2 / 3)
-    assert h["C4"].value == 1.0 and h["C4"].margin == 0.0
+    assert h["C4"].value == 1.0 and h["C4"].margin == pytest.approx(1 / 0.9 - 1)  # σ = 0.05
     assert h["C5"].value == pytest.approx(0.5)
     assert h["C6"].value == pytest.approx(2 / 3)
     assert h["C7"].value == 1.0
@@ -104,7 +105,7 @@ def test_headlines_by_hand():
     assert h["C9"].value == pytest.approx(0.5) and h["C9"].margin == pytest.approx(0.0)
 
 
-@pytest.mark.parametrize("broken", ["C1", "C7"])
+@pytest.mark.parametrize("broken", ["C1", "C4", "C7"])
 def test_a_failing_headline_has_a_negative_margin(broken):
     assert headlines(_tables(), CLAIMS)[broken].margin > -1e-12
     h = headlines(_tables(broken), CLAIMS)[broken]

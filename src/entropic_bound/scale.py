@@ -97,7 +97,8 @@ def headlines(t: dict[str, pd.DataFrame], claims: dict) -> dict[str, Headline]:
         & (t4["beta"] <= c9["max_beta_invert"])
     ]
     attention = claims["C5"]["rungs"]
-    l0_clean = ps[(ps["class"] == "L0") & (ps["sigma"] == 0)]
+    # C4's headline is its noisy-copy check, the harder of its two (at d = 64 the one that fails)
+    l0_noisy = ps[(ps["class"] == "L0") & np.isclose(ps["sigma"], claims["C4"]["noisy_sigma"])]
     static_rungs = t2[t2["rung"].isin(["L0", "L1", "L2"])]
     return {
         "C1": Headline(
@@ -119,10 +120,10 @@ def headlines(t: dict[str, pd.DataFrame], claims: dict) -> dict[str, Headline]:
             claims["C3"]["min_exact_rate"],
         ),
         "C4": Headline(
-            "P_static = r* rate on L0, σ = 0",
-            _rate(l0_clean["r_hat"] == l0_clean["r_star"]),
+            f"P_static = r* rate on L0 copies at σ = {claims['C4']['noisy_sigma']:g}",
+            _rate(l0_noisy["r_hat"] == l0_noisy["r_star"]),
             ">=",
-            claims["C4"]["min_exact_rate_clean"],
+            claims["C4"]["min_exact_rate_noisy"],
         ),
         "C5": Headline(
             "P_static ≠ r* rate on " + ", ".join(attention),
