@@ -19,12 +19,28 @@ import json
 import time
 
 import torch
+import yaml
 
-from entropic_bound.config import class_optim, load_config
+from entropic_bound.config import class_optim, validate
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.pipeline import specs_of_rung
 from entropic_bound.rungs import parse_rung
 from entropic_bound.tasks import make_task
+
+
+def merged(base: dict, over: dict) -> dict:
+    """``over`` on ``base`` key by key, recursively: what Snakemake does with --configfile."""
+    out = dict(base)
+    for key, value in over.items():
+        both = isinstance(value, dict) and isinstance(base.get(key), dict)
+        out[key] = merged(base[key], value) if both else value
+    return out
+
+
+def load_run_config(path) -> dict:
+    """A config as a run sees it: config/config.yaml, then ``path`` over it, validated."""
+    base = yaml.safe_load(open("config/config.yaml"))
+    return validate(merged(base, yaml.safe_load(open(path))))
 
 
 def main(argv=None) -> None:
@@ -38,7 +54,7 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=None, help="default: the config's")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
-    cfg = load_config(args.config)
+    cfg = load_run_config(args.config)
     torch.set_num_threads(args.threads or cfg["threads"])
     specs = [s for s in specs_of_rung(cfg, args.rung) if s.r_star == args.r_star]
     if not specs:
