@@ -34,7 +34,7 @@ from bench_train import engine_matmul_flops, gemm_peak_gflops  # noqa: E402
 
 from entropic_bound.analysis import run_analyses  # noqa: E402
 from entropic_bound.claims import evaluate_claims, load_tables  # noqa: E402
-from entropic_bound.config import class_optim, load_config  # noqa: E402
+from entropic_bound.config import class_optim, load_run_config  # noqa: E402
 from entropic_bound.rungs import parse_rung  # noqa: E402
 from entropic_bound.scale import load_scales  # noqa: E402
 
@@ -68,7 +68,7 @@ def analysis_seconds(cfg: dict, claims: dict, run: Path) -> float:
         taus=p["taus"],
         tol=p["tol"],
     )
-    evaluate_claims({**t, **out}, claims, taus=p["taus"], tol=p["tol"])
+    evaluate_claims({**t, **out}, claims)
     return time.perf_counter() - t0
 
 
@@ -96,7 +96,7 @@ def main(argv=None) -> None:
     claims = yaml.safe_load(Path("config/claims.yaml").read_text())
     rows = []
     for s in load_scales(args.scale_list):
-        cfg = load_config(s["config"])
+        cfg = load_run_config(s["config"])
         run = Path("results") / cfg["run_name"]
         if not (run / "tables" / "claims.csv").exists():
             print(json.dumps({"d": s["d"], "missing": f"{run} has no claims; run it first"}))

@@ -19,28 +19,12 @@ import json
 import time
 
 import torch
-import yaml
 
-from entropic_bound.config import class_optim, validate
+from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.pipeline import specs_of_rung
 from entropic_bound.rungs import parse_rung
 from entropic_bound.tasks import make_task
-
-
-def merged(base: dict, over: dict) -> dict:
-    """``over`` on ``base`` key by key, recursively: what Snakemake does with --configfile."""
-    out = dict(base)
-    for key, value in over.items():
-        both = isinstance(value, dict) and isinstance(base.get(key), dict)
-        out[key] = merged(base[key], value) if both else value
-    return out
-
-
-def load_run_config(path) -> dict:
-    """A config as a run sees it: config/config.yaml, then ``path`` over it, validated."""
-    base = yaml.safe_load(open("config/config.yaml"))
-    return validate(merged(base, yaml.safe_load(open(path))))
 
 
 def main(argv=None) -> None:

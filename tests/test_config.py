@@ -181,7 +181,9 @@ def test_shared_sublists_are_bounded():
     t0 = time.perf_counter()
     with pytest.raises(ConfigError, match="more than 100000 values"):
         check_finite({"task": level})
-    assert time.perf_counter() - t0 < 1.0
+    assert (
+        time.perf_counter() - t0 < 10.0
+    )  # refused, not expanded (that takes minutes): a loose bound on a loaded machine
 
 
 # ---- cross-key rules: each message names both keys ----
@@ -353,7 +355,9 @@ def test_workflow_check_rereads_every_config_file(tmp_path):
     t0 = time.perf_counter()
     with pytest.raises(ConfigError, match="more than 100000 values once its aliases"):
         check_workflow_config(_quick(), [bomb], claims)
-    assert time.perf_counter() - t0 < 1.0
+    assert (
+        time.perf_counter() - t0 < 10.0
+    )  # refused, not expanded (that takes minutes): a loose bound on a loaded machine
     bad_claims = _write(tmp_path, "claims.yaml", claims.read_text() + "epsilon: 1.0\n")
     with pytest.raises(ConfigError, match="key 'epsilon' appears twice"):
         check_workflow_config(_quick(), [quick], bad_claims)

@@ -62,7 +62,9 @@ def test_alias_bomb_is_refused_fast():
     t0 = time.perf_counter()
     with pytest.raises(StrictYAMLError, match=r"key 'b\d' stands for more than 100000 values"):
         load_strict(text)
-    assert time.perf_counter() - t0 < 0.5
+    assert (
+        time.perf_counter() - t0 < 10.0
+    )  # refused, not expanded (that takes minutes): a loose bound on a loaded machine
 
 
 def test_value_count_is_exact_with_aliases_expanded():

@@ -191,15 +191,36 @@ def _check_rung(rung: str, key: str) -> None:
         raise ConfigError(f"claims key '{key}': {exc}") from None
 
 
-def load_config(path, schema: str = "config") -> dict:
-    """Read ``path`` strictly (:mod:`strict_yaml`) and :func:`validate` it."""
+def read_config(path) -> dict:
+    """Read ``path`` strictly (:mod:`strict_yaml`): a mapping, not yet validated."""
     try:
         cfg = read_strict(path)
     except StrictYAMLError as exc:
         raise ConfigError(str(exc)) from None
     if not isinstance(cfg, dict):
         raise ConfigError(f"config file {path} must hold a mapping of keys")
-    return validate(cfg, schema)
+    return cfg
+
+
+def load_config(path, schema: str = "config") -> dict:
+    """Read ``path`` strictly (:mod:`strict_yaml`) and :func:`validate` it."""
+    return validate(read_config(path), schema)
+
+
+def merged(base: dict, over: dict) -> dict:
+    """``over`` on ``base`` key by key, recursively: what Snakemake does with --configfile."""
+    out = dict(base)
+    for key, value in over.items():
+        both = isinstance(value, dict) and isinstance(base.get(key), dict)
+        out[key] = merged(base[key], value) if both else value
+    return out
+
+
+def load_run_config(path, base=None) -> dict:
+    """A config as a run of the workflow sees it: ``base`` (default: this clone's
+    config/config.yaml, the Snakefile's configfile), then ``path`` over it, validated."""
+    base = Path(__file__).resolve().parents[2] / "config" / "config.yaml" if base is None else base
+    return validate(merged(read_config(base), read_config(path)))
 
 
 def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
