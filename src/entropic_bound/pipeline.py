@@ -89,18 +89,19 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
             shared = (None, None, None)  # free the previous factorisations first
             shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
         rows, spectra = per_task[i] = ([], [])
-        key_rs = (meta["r_star"], meta["seed"])
-        if noise_of[0] != key_rs or noise_of[1].shape != Y.shape:
+        key_rs = (meta["r_star"], meta["seed"], Y.shape)
+        if noise_of[0] != key_rs:
             # the noise of a noisy copy depends on (r*, seed) alone, so the tasks that share X
             # share one draw (and P_static's factored route its K(noise): static_predictor.py)
-            noise_of = (key_rs, noisy_copy_rng(cfg["seed"], *key_rs).standard_normal(Y.shape))
+            rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
+            noise_of = (key_rs, rng.standard_normal(Y.shape))
         noise = noise_of[1]
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
             if sigma < meta["sigma"]:
                 continue  # a copy cannot be less noisy than the task itself
             # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
             scale = 0.0 if sigma == meta["sigma"] else np.sqrt(sigma**2 - meta["sigma"] ** 2)
-            Ys = Y if sigma == meta["sigma"] else Y + scale * noise
+            Ys = Y + scale * noise if scale else Y
             key = {
                 "task_id": meta["task_id"],
                 "class": meta["class"],

@@ -153,7 +153,8 @@ class StaticLeastSquares:
 
     def _kept(self, Y) -> torch.Tensor:
         """K(Y) on the factored route, remembered for the last two arrays (by identity: the
-        caller's array is held here, so its id cannot be reused while it is remembered)."""
+        caller's array is held here, so its id cannot be reused while it is remembered; an array
+        changed in place between calls would get its old K, so callers pass fresh arrays)."""
         for held, K in self._kept_operators:
             if held is Y:
                 return K
