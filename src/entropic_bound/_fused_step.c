@@ -16,7 +16,7 @@
  * Students are independent: each is computed by one thread in a fixed order, so the result of
  * a student does not depend on the thread count or on which other students share the call.
  * All products are written as "row += scalar × row" over contiguous rows, which the compiler
- * turns into vector FMAs (register tiles where a row is a multiple of 16 floats).
+ * turns into vector FMAs (register tiles where a row is a multiple of the vector width).
  *
  * Built and loaded by entropic_bound/fused.py (gcc -O3 -march=native -fopenmp); no Python or
  * torch headers, so the build takes about two seconds.
@@ -29,25 +29,41 @@
 #define RESTRICT __restrict__
 #define INLINE static inline __attribute__((always_inline))
 
+/* ---- the machine's vector ------------------------------------------------------------------
+ * VW floats: 16 where AVX-512 gives 32 registers of 16 floats, else 8 (AVX2: 16 registers of
+ * 8). A 16-float generic vector on AVX2 is lowered to register pairs that no longer fit and
+ * spill to the stack (6-7x slower on an AMD EPYC at d = 16 and 64, benchmarks/bench_train.py).
+ * Every element is computed by the same operations in the same order at either width, and
+ * every a·b + c is one FMA (fused.py builds with --param=avoid-fma-max-bits=0: GCC's tuning
+ * for AMD Zen otherwise splits the FMAs of loop-carried sums of ≤ 256 bits into a multiply and
+ * an add, so that results depended on the CPU and the vector width), so results are bitwise
+ * the same at either width. */
+#if defined(__AVX512F__)
+#define VW 16
+#else
+#define VW 8
+#endif
+typedef float vf __attribute__((vector_size(4 * VW), aligned(4)));
+typedef int32_t vi __attribute__((vector_size(4 * VW)));
+
 /* ---- small matrix products -------------------------------------------------------------
  * out[r, :] (+)= Σ_k a(r, k) · b[k, :] with a(r, k) = a[r·ars + k·aks] (a or aᵀ, no copy),
- * b: K × cols and out: rows × cols row-major. Where cols is a multiple of 16 the product runs on
- * register tiles of RB rows × CB vectors of 16 floats (8 independent FMA chains, enough to
- * hide the FMA latency); other sizes take a plain loop. */
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-
+ * b: K × cols and out: rows × cols row-major. Where cols is a multiple of VW the product runs
+ * on register tiles of RB rows × CB vectors (8 independent FMA chains, enough to hide the FMA
+ * latency); other sizes take a plain loop. Every output element sums over k in order with one
+ * FMA per term: the tiling does not change it. */
 #define TILE_KERNEL(RB, CB)                                                                    \
     INLINE void tile_##RB##_##CB(const int K, const int cols, const float *RESTRICT a,         \
                                  const int ars, const int aks, const float *RESTRICT b,         \
                                  float *RESTRICT out, const int accumulate) {                   \
-        v16 acc[RB][CB];                                                                        \
+        vf acc[RB][CB];                                                                         \
         _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++)                                    \
             _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
-                acc[r][c] = accumulate ? *(const v16 *)(out + r * cols + 16 * c) : (v16){0};    \
+                acc[r][c] = accumulate ? *(const vf *)(out + r * cols + VW * c) : (vf){0};      \
         for (int k = 0; k < K; k++) {                                                           \
-            v16 bv[CB];                                                                         \
+            vf bv[CB];                                                                          \
             _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
-                bv[c] = *(const v16 *)(b + k * cols + 16 * c);                                  \
+                bv[c] = *(const vf *)(b + k * cols + VW * c);                                   \
             _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++) {                              \
                 const float ark = a[r * ars + k * aks];                                         \
                 _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++) acc[r][c] += ark * bv[c];  \
@@ -55,15 +71,25 @@ typedef float v16 __attribute__((vector_size(64), aligned(4)));
         }                                                                                       \
         _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++)                                    \
             _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                \
-                *(v16 *)(out + r * cols + 16 * c) = acc[r][c];                                  \
+                *(vf *)(out + r * cols + VW * c) = acc[r][c];                                   \
     }
 TILE_KERNEL(8, 1)
 TILE_KERNEL(1, 1)
+#if VW == 8
+TILE_KERNEL(6, 2)
+TILE_KERNEL(4, 2)
+TILE_KERNEL(1, 2)
+#endif
+
+/* rows r, r + RB, … of the column block at c0 on RB × CB tiles, while RB rows are left */
+#define TILES(RB, CB)                                                                          \
+    for (; r + RB <= rows; r += RB)                                                            \
+    tile_##RB##_##CB(K, cols, a + r * ars, ars, aks, b + c0, out + r * cols + c0, accumulate)
 
 INLINE void gemm(const int rows, const int K, const int cols, const float *RESTRICT a,
                  const int ars, const int aks, const float *RESTRICT b, float *RESTRICT out,
                  const int accumulate) {
-    if (cols % 16) {
+    if (cols % VW) {
         for (int r = 0; r < rows; r++) {
             float *RESTRICT o = out + r * cols;
             if (!accumulate)
@@ -76,16 +102,22 @@ INLINE void gemm(const int rows, const int K, const int cols, const float *RESTR
         }
         return;
     }
-    /* one 16-column block at a time, 8 × 1 register tiles: a 4 × 2 tile (the former choice
-     * for cols ≥ 32) holds 8 + 2 vectors, 20 AVX2 registers of the 16 there are, and spilled:
-     * 4x slower at d = 64 (benchmarks/bench_lowrank.c, README "Performance"). Every output
-     * element still sums over k in order with one FMA per term: tiling does not change it. */
-    for (int c = 0; c < cols / 16; c++) {
+    int c0 = 0;
+#if VW == 8
+    /* AVX2, 16 columns at a time: 6 × 2 tiles (12 accumulators, 2 rows of b and a broadcast:
+     * 15 of the 16 registers; 20 % faster than 4 × 2 at d = 64), then 4 × 2 and 1 × 2 */
+    for (; c0 + 16 <= cols; c0 += 16) {
         int r = 0;
-        for (; r + 8 <= rows; r += 8)
-            tile_8_1(K, cols, a + r * ars, ars, aks, b + 16 * c, out + r * cols + 16 * c, accumulate);
-        for (; r < rows; r++)
-            tile_1_1(K, cols, a + r * ars, ars, aks, b + 16 * c, out + r * cols + 16 * c, accumulate);
+        TILES(6, 2);
+        TILES(4, 2);
+        TILES(1, 2);
+    }
+#endif
+    /* 8 × 1 tiles (AVX-512: 8 accumulators, 1 row of b, 1 broadcast of the 32 registers) */
+    for (; c0 < cols; c0 += VW) {
+        int r = 0;
+        TILES(8, 1);
+        TILES(1, 1);
     }
 }
 
@@ -93,15 +125,18 @@ INLINE void gemm(const int rows, const int K, const int cols, const float *RESTR
 #define gemm_rows(rows, K, cols, a, b, out, acc) gemm(rows, K, cols, a, K, 1, b, out, acc)
 #define gemm_tn_acc(rows, K, cols, a, b, out) gemm(K, rows, cols, a, 1, K, b, out, 1)
 
-/* 16 × 16 transpose in registers: four butterfly stages that swap k × k blocks (k = 8, 4, 2, 1)
- * between rows i and i + k, 64 two-source shuffles instead of 256 scalar stores. */
+/* VW × VW transpose in registers: butterfly stages that swap k × k blocks (k = VW/2, …, 1)
+ * between rows i and i + k: two-source shuffles instead of scalar stores. */
 #define BUTTERFLY(k, LO, HI)                                                                     \
-    for (int i = 0; i < 16; i++)                                                                 \
+    for (int i = 0; i < VW; i++)                                                                 \
         if (!(i & k)) {                                                                          \
-            const v16 a = r[i], b = r[i + k];                                                    \
+            const vf a = r[i], b = r[i + k];                                                     \
             r[i] = __builtin_shufflevector(a, b, LO);                                            \
             r[i + k] = __builtin_shufflevector(a, b, HI);                                        \
         }
+#if VW == 16
+#define STAGES                                                                                   \
+    BUTTERFLY(8, LO8, HI8) BUTTERFLY(4, LO4, HI4) BUTTERFLY(2, LO2, HI2) BUTTERFLY(1, LO1, HI1)
 #define LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
 #define HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
 #define LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
@@ -110,71 +145,76 @@ INLINE void gemm(const int rows, const int K, const int cols, const float *RESTR
 #define HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
 #define LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
 #define HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
-INLINE void transpose16(const float *RESTRICT a, float *RESTRICT at) {
-    v16 r[16];
-    for (int i = 0; i < 16; i++) r[i] = *(const v16 *)(a + 16 * i);
-    BUTTERFLY(8, LO8, HI8)
-    BUTTERFLY(4, LO4, HI4)
-    BUTTERFLY(2, LO2, HI2)
-    BUTTERFLY(1, LO1, HI1)
-    for (int i = 0; i < 16; i++) *(v16 *)(at + 16 * i) = r[i];
-}
+#else
+#define STAGES BUTTERFLY(4, LO4, HI4) BUTTERFLY(2, LO2, HI2) BUTTERFLY(1, LO1, HI1)
+#define LO4 0, 1, 2, 3, 8, 9, 10, 11
+#define HI4 4, 5, 6, 7, 12, 13, 14, 15
+#define LO2 0, 1, 8, 9, 4, 5, 12, 13
+#define HI2 2, 3, 10, 11, 6, 7, 14, 15
+#define LO1 0, 8, 2, 10, 4, 12, 6, 14
+#define HI1 1, 9, 3, 11, 5, 13, 7, 15
+#endif
 
+/* at (cols × rows) = aᵀ (a: rows × cols, both row-major), in VW × VW blocks where it can */
 INLINE void transpose(const int rows, const int cols, const float *RESTRICT a, float *RESTRICT at) {
-    if (rows == 16 && cols == 16) {
-        transpose16(a, at);
+    if (rows % VW || cols % VW) {
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < cols; j++) at[j * rows + i] = a[i * cols + j];
         return;
     }
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) at[j * rows + i] = a[i * cols + j];
+    for (int bi = 0; bi < rows; bi += VW)
+        for (int bj = 0; bj < cols; bj += VW) {
+            vf r[VW];
+            for (int i = 0; i < VW; i++) r[i] = *(const vf *)(a + (bi + i) * cols + bj);
+            STAGES
+            for (int i = 0; i < VW; i++) *(vf *)(at + (bj + i) * rows + bi) = r[i];
+        }
 }
-
-typedef int32_t vi16 __attribute__((vector_size(64)));
 
 /* lane-wise select (C has no vector ?:): where mask, a, else b */
-INLINE v16 vsel(const vi16 mask, const v16 a, const v16 b) {
-    return (v16)(((vi16)a & mask) | ((vi16)b & ~mask));
+INLINE vf vsel(const vi mask, const vf a, const vf b) {
+    return (vf)(((vi)a & mask) | ((vi)b & ~mask));
 }
-INLINE v16 vmax(const v16 a, const v16 b) { return vsel(a > b, a, b); }
+INLINE vf vmax(const vf a, const vf b) { return vsel(a > b, a, b); }
 
-/* exp for x ≤ 0 (softmax after the max shift) on 16 lanes, branch-free: Cody–Waite range
+/* exp for x ≤ 0 (softmax after the max shift) on VW lanes, branch-free: Cody–Waite range
  * reduction (rounding by the 1.5·2²³ trick) and a degree-6 polynomial (Cephes expf), relative
  * error below 2e-7. NaN propagates (the comparison is false for NaN), so a diverging student is
  * still detected. */
-INLINE v16 vexp_nonpos(v16 x) {
-    x = vsel(x < -87.0f, (v16){0} - 87.0f, x);
-    const v16 fx = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    v16 r = x - fx * 0.693359375f;
+INLINE vf vexp_nonpos(vf x) {
+    x = vsel(x < -87.0f, (vf){0} - 87.0f, x);
+    const vf fx = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    vf r = x - fx * 0.693359375f;
     r = r + fx * 2.12194440e-4f;
-    v16 p = (v16){0} + 1.9875691500e-4f;
+    vf p = (vf){0} + 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    const vi16 e = (__builtin_convertvector(fx, vi16) + 127) << 23;
-    return p * (v16)e;
+    const vi e = (__builtin_convertvector(fx, vi) + 127) << 23;
+    return p * (vf)e;
 }
 
-/* the same on one value (the softmax of rows that are not a multiple of 16 floats) */
-INLINE float exp_nonpos(const float x) { return vexp_nonpos((v16){0} + x)[0]; }
+/* the same on one value (the softmax of rows that are not a multiple of VW floats) */
+INLINE float exp_nonpos(const float x) { return vexp_nonpos((vf){0} + x)[0]; }
 
 /* Softmax over the rows of M is taken on Mᵀ, stored n × n row-major: a row of M is a column
- * of Mᵀ, so the max, the sum and the backward's dot product run down the columns, 16 rows of
+ * of Mᵀ, so the max, the sum and the backward's dot product run down the columns, VW rows of
  * M at a time in one vector, with no horizontal reductions. */
 INLINE void softmax_cols(const int n, float *RESTRICT ZT) {
-    if (n % 16 == 0) {
-        for (int c = 0; c < n; c += 16) {
-            v16 m = *(v16 *)(ZT + c), sum = {0};
-            for (int j = 1; j < n; j++) m = vmax(*(v16 *)(ZT + j * n + c), m);
+    if (n % VW == 0) {
+        for (int c = 0; c < n; c += VW) {
+            vf m = *(vf *)(ZT + c), sum = {0};
+            for (int j = 1; j < n; j++) m = vmax(*(vf *)(ZT + j * n + c), m);
             for (int j = 0; j < n; j++) {
-                const v16 e = vexp_nonpos(*(v16 *)(ZT + j * n + c) - m);
-                *(v16 *)(ZT + j * n + c) = e;
+                const vf e = vexp_nonpos(*(vf *)(ZT + j * n + c) - m);
+                *(vf *)(ZT + j * n + c) = e;
                 sum += e;
             }
-            const v16 inv = 1.0f / sum;
-            for (int j = 0; j < n; j++) *(v16 *)(ZT + j * n + c) *= inv;
+            const vf inv = 1.0f / sum;
+            for (int j = 0; j < n; j++) *(vf *)(ZT + j * n + c) *= inv;
         }
         return;
     }
@@ -192,12 +232,12 @@ INLINE void softmax_cols(const int n, float *RESTRICT ZT) {
 
 /* g ← m ⊙ (g − Σ_j m g) down the columns of Mᵀ and dMᵀ: the softmax backward */
 INLINE void softmax_cols_backward(const int n, const float *RESTRICT MT, float *RESTRICT GT) {
-    if (n % 16 == 0) {
-        for (int c = 0; c < n; c += 16) {
-            v16 dot = {0};
-            for (int j = 0; j < n; j++) dot += *(const v16 *)(MT + j * n + c) * *(v16 *)(GT + j * n + c);
+    if (n % VW == 0) {
+        for (int c = 0; c < n; c += VW) {
+            vf dot = {0};
+            for (int j = 0; j < n; j++) dot += *(const vf *)(MT + j * n + c) * *(vf *)(GT + j * n + c);
             for (int j = 0; j < n; j++)
-                *(v16 *)(GT + j * n + c) = *(const v16 *)(MT + j * n + c) * (*(v16 *)(GT + j * n + c) - dot);
+                *(vf *)(GT + j * n + c) = *(const vf *)(MT + j * n + c) * (*(vf *)(GT + j * n + c) - dot);
         }
         return;
     }
