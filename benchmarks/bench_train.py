@@ -34,7 +34,7 @@ import time
 
 import torch
 
-from entropic_bound.config import class_optim, load_config
+from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.mixing import apply_operator
 from entropic_bound.pipeline import specs_of_rung
@@ -139,7 +139,7 @@ def main(argv=None) -> None:
     ap.add_argument("--max-tasks", type=int, default=None, help="the rung's first N tasks")
     ap.add_argument("--max-steps", type=int, default=None, help="override optim.max_steps")
     args = ap.parse_args(argv)
-    cfg = load_config(args.config)
+    cfg = load_run_config(args.config)  # an overlay (config/scale/d32.yaml) over config.yaml
     torch.set_num_threads(args.threads or cfg["threads"])
     tasks = []
     for spec in specs_of_rung(cfg, args.rung)[: args.max_tasks]:
