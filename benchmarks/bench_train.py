@@ -18,6 +18,7 @@ Reported: the median of each over the repeats (and every repeat), the thread cou
                      sequence of the final train/test evaluation; not counted: the per-student
                      Q Kᵀ and Adam (small)
   speedup_vs_naive   median over repeats of naive seconds / engine seconds
+  cpu                the CPU model and the fused kernel's vector width on it (AVX2: 8 floats)
   peak_rss_mb        peak resident memory of this process
   students_per_second trained students (to convergence or retirement) per wall second
 Machines are noisy: compare ratios measured in the same run, not absolute times.
@@ -34,6 +35,7 @@ import time
 
 import torch
 
+from entropic_bound import fused
 from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.mixing import apply_operator
@@ -206,6 +208,7 @@ def main(argv=None) -> None:
                 f"x {len(seeds)} seeds = {len(m)} students, max_steps {optim.max_steps}",
                 "speedup_vs_naive": round(_median(runs["speedup"]), 2),
                 "peak_fraction": round(_median(runs["fraction"]), 3),
+                "cpu": fused.cpu_summary(),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "students_per_second": round(_median(runs["rate"]), 2),
                 "student_steps": student_steps,

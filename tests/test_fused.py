@@ -119,7 +119,11 @@ def test_by_hand():
 
 
 @needs_kernel
-@pytest.mark.parametrize("n,d", [(16, 16), (32, 16), (16, 32), (4, 4), (5, 3)])
+# (8, 24), (24, 40), (64, 64): every tiling of the products (6 × 2 and 4 × 2 row tiles, a last
+# block of 8 columns, block transposes) at the vector width of 8 floats as well as 16
+@pytest.mark.parametrize(
+    "n,d", [(16, 16), (32, 16), (16, 32), (4, 4), (5, 3), (8, 24), (24, 40), (64, 64)]
+)
 @pytest.mark.parametrize("rung", RUNGS)
 def test_matches_autograd(rung, n, d):
     args = _problem(rung, n, d)

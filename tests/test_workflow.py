@@ -9,6 +9,7 @@ SIGKILLed, and both are resumed: every table must equal run A's, value for value
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -165,6 +166,38 @@ def test_figures_regenerate_from_cache(run_a):
     assert "rule plot" in out or "rule figures" in out  # the plotting jobs are rescheduled ...
     for rule in ("rule tasks", "rule train", "rule collect_train", "rule predict", "rule frontier"):
         assert rule not in out, f"{rule} scheduled by a plotting change:\n{out}"
+
+
+def planned(r) -> dict[str, int]:
+    """Jobs per rule that a dry run (`snakemake -n`) would run (reproduce-all, which always
+    runs, left out)."""
+    rules = re.findall(r"^(?:local)?rule ([\w-]+):", r.stdout + r.stderr, re.M)
+    return {rule: rules.count(rule) for rule in set(rules) - {"reproduce-all"}}
+
+
+def test_a_config_edit_reruns_the_jobs_that_read_it(run_a, tmp_path):
+    """The rules read the config through snakemake.config; their params.reads digest makes an
+    edited section rerun exactly the jobs that read it (and what depends on them)."""
+    import yaml
+
+    def edited(section, key, value):
+        cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+        cfg[section][key] = value
+        path = tmp_path / f"{section}_{key}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return planned(smk("-n", "reproduce-all", run_name="pytest_a", configfile=path))
+
+    assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}  # all up to date
+    jobs = edited("frontier", "kappa", 2.5)
+    assert {"frontier", "claims"} <= jobs.keys(), jobs
+    assert not {"tasks", "train", "predict"} & jobs.keys(), jobs
+    jobs = edited("predict", "clip", 1.0e-11)
+    # predict and the frontier read predict; predict's temp() task files are remade, and with
+    # them (Snakemake: "input files updated by another job") the training jobs: correct, not
+    # cheap (README, "Editing a config"); --notemp keeps the task files and avoids it
+    assert {"predict", "frontier", "tasks", "train"} <= jobs.keys(), jobs
+    jobs = edited("train", "checkpoints", 7)  # the same with the roles swapped; no frontier
+    assert {"train", "tasks", "predict"} <= jobs.keys() and "frontier" not in jobs, jobs
 
 
 def _interrupt(run_name, kill_training: bool):

@@ -71,6 +71,7 @@ rule analyses:
     conda:
         "../../envs/compute.yaml"
     params:
+        reads=reads("analyses"),
         claims=CLAIMS,
     script:
         "../scripts/analyses.py"

@@ -78,14 +78,6 @@ def task_file(task):
     return f"{RUN}/tasks/{task.task_id}.npz"
 
 
-def tasks_of_rung(wildcards):
-    return [task_file(t) for t in TASKS if t.rung == wildcards.rung]
-
-
-def rung_task_outputs(rung):
-    return [task_file(t) for t in TASKS if t.rung == rung]
-
-
 def all_task_files():
     return [task_file(t) for t in TASKS]
 
@@ -165,6 +157,36 @@ def clear_partial_claims():
     from entropic_bound.io import clear_partial
 
     clear_partial(RUN)
+
+
+# --- a config edit reruns the jobs it changes ---
+# The scripts read `snakemake.config`, which Snakemake's params rerun trigger cannot see: each
+# rule that computes results declares, as `params: reads=reads(stage)`, a digest of the config
+# sections its stage reads (its script and the library functions it hands the config to), so
+# an edited config reruns exactly the jobs whose sections changed, and everything downstream.
+# `run_name` names the run; `threads` is left out so that a run moved to a machine with more
+# cores is not redone (the fused kernel computes each student on one thread, the same bits at
+# any thread count).
+STAGE_READS = {
+    "tasks": ("seed", "task"),
+    "predict": ("seed", "task", "predict"),
+    "train": ("seed", "task", "train", "device"),
+    "frontier": ("seed", "frontier", "predict"),
+    "boundaries": ("seed", "frontier", "predict", "exploratory"),
+    "train_beta": ("seed", "task", "train", "device", "exploratory"),
+    "c8_by_beta": ("seed", "task", "exploratory"),
+    "analyses": ("predict",),
+}
+
+
+def reads(stage: str) -> str:
+    """The digest of the config sections ``stage`` reads (a rule's ``params.reads``)."""
+    import hashlib
+    import json
+
+    sections = {key: config[key] for key in STAGE_READS[stage]}
+    blob = json.dumps(sections, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 # --- cluster resources ---

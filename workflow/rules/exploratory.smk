@@ -32,6 +32,7 @@ rule boundaries:
         mem_mb=by_attempt(4000),
         runtime=by_attempt(20),
     params:
+        reads=reads("boundaries"),
         claims=CLAIMS,
     script:
         "../scripts/boundaries.py"
@@ -54,6 +55,8 @@ rule train_beta:
         mem_mb=by_attempt(train_mem_mb()),
         runtime=by_attempt(train_runtime()),
         gpu=train_gpus(),
+    params:
+        reads=reads("train_beta"),
     script:
         "../scripts/train_beta.py"
 
@@ -72,6 +75,7 @@ rule c8_by_beta:
     conda:
         "../../envs/compute.yaml"
     params:
+        reads=reads("c8_by_beta"),
         claims=CLAIMS,
     script:
         "../scripts/c8_by_beta.py"

@@ -12,5 +12,7 @@ rule frontier:
     resources:
         mem_mb=by_attempt(6000),
         runtime=runtime_by_attempt(20),
+    params:
+        reads=reads("frontier"),
     script:
         "../scripts/frontier.py"

@@ -14,5 +14,7 @@ rule predict:
     resources:
         mem_mb=by_attempt(predict_mem_mb()),
         runtime=runtime_by_attempt(predict_runtime()),
+    params:
+        reads=reads("predict"),
     script:
         "../scripts/predict.py"

@@ -19,5 +19,7 @@ rule tasks:
     resources:
         mem_mb=by_attempt(tasks_mem_mb()),
         runtime=runtime_by_attempt(10),
+    params:
+        reads=reads("tasks"),
     script:
         "../scripts/tasks.py"

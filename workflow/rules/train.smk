@@ -22,6 +22,8 @@ rule train:
         mem_mb=by_attempt(train_mem_mb()),
         runtime=runtime_by_attempt(train_runtime()),
         gpu=train_gpus(),
+    params:
+        reads=reads("train"),
     script:
         "../scripts/train.py"
 
