@@ -160,10 +160,11 @@ def clear_partial_claims():
 
 
 # --- a config edit reruns the jobs it changes ---
-# The scripts read `snakemake.config`, which Snakemake's params rerun trigger cannot see: each
-# rule that computes results declares, as `params: reads=reads(stage)`, a digest of the config
+# The scripts read `snakemake.config`, which Snakemake's params rerun trigger cannot see: every
+# job that computes results declares, as `params: reads=reads(stage)`, a digest of the config
 # sections its stage reads (its script and the library functions it hands the config to), so
-# an edited config reruns exactly the jobs whose sections changed, and everything downstream.
+# an edited config reruns the jobs whose sections changed and everything downstream (plus the
+# readers of any temp() task file remade on the way: README, "Editing a config").
 # `run_name` names the run; `threads` is left out so that a run moved to a machine with more
 # cores is not redone (the fused kernel computes each student on one thread, the same bits at
 # any thread count).
