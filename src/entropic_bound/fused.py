@@ -45,29 +45,30 @@ def cache_dir() -> Path:
     return Path(root or Path.home() / ".cache") / "entropic-bound"
 
 
-def _cpu_key() -> str:
-    """-march=native code is only valid on the CPU it was built for: key the cache by it."""
+def _cpuinfo() -> list[str]:
+    """The distinct "model name" and "flags" lines of /proc/cpuinfo ([] where there is none)."""
     try:
         info = Path("/proc/cpuinfo").read_text()
-        lines = [ln for ln in info.splitlines() if ln.startswith(("model name", "flags"))]
-        return "\n".join(sorted(set(lines)))
     except OSError:
-        return platform.processor() + platform.machine()
+        return []
+    return sorted({ln for ln in info.splitlines() if ln.startswith(("model name", "flags"))})
+
+
+def _cpu_key() -> str:
+    """-march=native code is only valid on the CPU it was built for: key the cache by it."""
+    return "\n".join(_cpuinfo()) or platform.processor() + platform.machine()
 
 
 def cpu_summary() -> str:
     """The CPU model and the kernel's vector width on it, for benchmark records (the kernel's
     speed depends on both: 16-float vectors with AVX-512, 8 with AVX2; see the C file)."""
     model, flags = platform.processor() or platform.machine(), set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
-    except OSError:
-        pass
+    for line in _cpuinfo():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            model = value.strip()
+        else:
+            flags = set(value.split())
     isa = next((f for f in ("avx512f", "avx2") if f in flags), "no avx2")
     return f"{model}, {isa}: {16 if isa == 'avx512f' else 8}-float vectors"
 

@@ -8,7 +8,7 @@ import yaml
 # EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
 sys.path.insert(0, str(EB_ROOT / "src"))
 
-from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
+from entropic_bound.config import ConfigError, check_workflow_config, config_hash  # noqa: E402
 from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
 from entropic_bound.tasks import task_specs  # noqa: E402
 
@@ -182,12 +182,7 @@ STAGE_READS = {
 
 def reads(stage: str) -> str:
     """The digest of the config sections ``stage`` reads (a rule's ``params.reads``)."""
-    import hashlib
-    import json
-
-    sections = {key: config[key] for key in STAGE_READS[stage]}
-    blob = json.dumps(sections, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return config_hash({key: config[key] for key in STAGE_READS[stage]})
 
 
 # --- cluster resources ---
