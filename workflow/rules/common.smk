@@ -8,7 +8,8 @@ import yaml
 # EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
 sys.path.insert(0, str(EB_ROOT / "src"))
 
-from entropic_bound.config import ConfigError, check_workflow_config, config_hash  # noqa: E402
+from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
+from entropic_bound.config import config_hash  # noqa: E402
 from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
 from entropic_bound.tasks import task_specs  # noqa: E402
 
