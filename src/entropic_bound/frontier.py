@@ -26,6 +26,7 @@ from .predictors import (
     inversion_spectrum,
     log_inversion_spectrum,
     rearranged_summary,
+    token_pinv_exact,
 )
 from .progress import report
 from .seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
@@ -107,6 +108,10 @@ def frontier_grid(
         invert_ok = n <= d and B * n * (n - 1) >= d * d
         if invert_ok:
             chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
+        S = len(fcfg["sigma"])
+        if invert_ok:  # P_invert's per-sequence X⁺ once per (n, seed), for the S noisy copies
+            X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
+        Ys = torch.empty(S, B, n, d, dtype=torch.float64)  # the noisy copies, refilled per cell
         for r_star in fcfg["r_star"]:
             A = frontier_kernel(fcfg, base_seed, r_star, seed)
             XAX = X @ A @ X.transpose(-1, -2)
@@ -118,7 +123,8 @@ def frontier_grid(
                     for value_map in fcfg["value_maps"]:
                         V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
                         clean = MX @ V
-                        Ys = torch.cat([clean + s * E for s in fcfg["sigma"]])  # [S, B, n, d]
+                        for i, s in enumerate(fcfg["sigma"]):  # Ys[i] = clean + s·E, in place
+                            torch.mul(E, s, out=Ys[i : i + 1]).add_(clean)
                         key = [
                             {
                                 "class": cls,
@@ -134,10 +140,10 @@ def frontier_grid(
                         ]
                         emit(
                             [{**k, "predictor": "P_attn"} for k in key],
-                            attention_native_spectrum(pinv.expand(len(Ys), -1, -1, -1), Ys),
+                            attention_native_spectrum(pinv.expand(S, -1, -1, -1), Ys),
                         )
                         if static_ok:
-                            y = Ys.reshape(len(Ys), B, n * d)
+                            y = Ys.reshape(S, B, n * d)
                             K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
                                 1, 2
                             )
@@ -150,7 +156,12 @@ def frontier_grid(
                             emit([{**k, "predictor": "P_static"} for k in key], spec)
                         if invert_ok and cls == "L4" and value_map == "known":
                             spec = inversion_spectrum(
-                                X.expand(len(Ys), -1, -1, -1), Ys, None, chol_inv, clip
+                                X.expand(S, -1, -1, -1),
+                                Ys,
+                                None,
+                                chol_inv,
+                                clip,
+                                Xp=X_inv,
                             )
                             emit([{**k, "predictor": "P_invert"} for k in key], spec)
             done += 1

@@ -52,7 +52,7 @@ def top_singular_pair(
     m, k = R.shape
     if not bool(R.abs().max() > 0):
         return R.new_zeros(()), R.new_zeros(m), R.new_zeros(k)
-    Rt = R.T.contiguous()
+    Rt = R.T  # a view: gemv reads R either way (a contiguous copy costs ~20 products)
     steps = min(max_iter, m + k)  # the Krylov spaces are exhausted well before m + k steps
     Vs, Us = R.new_zeros(steps + 1, k), R.new_zeros(steps, m)
     alpha, beta = R.new_zeros(steps), R.new_zeros(steps)
@@ -231,7 +231,7 @@ def _top_pair_iterative(R: torch.Tensor, K: torch.Tensor) -> tuple[torch.Tensor,
     us, shares = [], []
     for Rg, Kg in zip(R, K):
         s1, u, _ = top_singular_pair(Rg)
-        total = Kg.pow(2).sum()
+        total = torch.dot(Kg.flatten(), Kg.flatten())  # ‖K‖_F², without a squared copy
         us.append(u * s1)
         shares.append(s1**2 / total if total > 0 else total)
     return torch.stack(us), torch.stack(shares)
