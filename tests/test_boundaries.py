@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,14 @@ from entropic_bound.boundaries import (
     log_grid,
     noise_tolerance,
 )
-from entropic_bound.frontier import frontier_grid
+from entropic_bound.estimators import estimate
+from entropic_bound.frontier import frontier_grid, frontier_inputs, frontier_kernel, qk_operator
+from entropic_bound.predictors import (
+    attention_native_pinv,
+    attention_native_spectrum,
+    predict_inversion,
+    predict_static,
+)
 
 FCFG = {
     "classes": ["L3", "L4"],
@@ -183,3 +191,41 @@ def test_boundaries_are_reproducible():
 def test_a_config_without_curves_gives_an_empty_table():
     t = boundaries_table(FCFG, {**BCFG, "n": [], "n_seqs": [], "budget_n": []}, 0)
     assert t.empty and list(t.columns) == COLUMNS
+
+
+def test_frontier_cells_equal_a_cell_by_cell_reference():
+    """The frontier shares work across cells (one noisy-copy buffer refilled per cell, P_invert's
+    X⁺ once per (n, seed)): every P_attn and P_static entropy rank equals the one computed from
+    that cell alone with the public predictors (nothing of another cell or σ left over), and so
+    does every P_invert rank."""
+    cfg = {**FCFG, "n": [4], "n_seqs": 96}
+    n, d, B = 4, cfg["d"], cfg["n_seqs"]
+    grid = frontier_grid(cfg, 0)
+    grid = grid[grid["estimator"] == "entropy"].set_index(
+        ["predictor", "class", "value_map", "beta", "r_star", "seed", "sigma"]
+    )["r_hat"]
+    checked = 0
+    for seed in cfg["seeds"]:
+        X, E, V_haar = frontier_inputs(0, n, seed, B, d)
+        for r_star in cfg["r_star"]:
+            A = frontier_kernel(cfg, 0, r_star, seed)
+            for cls in cfg["classes"]:
+                for beta in cfg["beta"] if cls == "L4" else [np.nan]:
+                    M = qk_operator(cls, X @ A @ X.transpose(-1, -2), n, d, beta)
+                    for vm in cfg["value_maps"]:
+                        V = V_haar if vm == "unknown" else torch.eye(d, dtype=torch.float64)
+                        for sigma in cfg["sigma"]:
+                            Y = M @ X @ V + sigma * E
+                            spec = attention_native_spectrum(attention_native_pinv(X), Y)
+                            key = (cls, vm, beta, r_star, seed, sigma)
+                            want = float(estimate(spec.numpy(), "entropy")[0])
+                            assert grid[("P_attn", *key)] == pytest.approx(want, rel=1e-9)
+                            st = predict_static(X, Y, softmax=cls == "L4")
+                            want = float(estimate(st["spectrum"], "entropy")[0])
+                            assert grid[("P_static", *key)] == pytest.approx(want, rel=1e-6)
+                            if cls == "L4" and vm == "known":
+                                inv = predict_inversion(X, Y)["spectrum"]
+                                want = float(estimate(inv, "entropy")[0])
+                                assert grid[("P_invert", *key)] == pytest.approx(want, rel=1e-6)
+                            checked += 1
+    assert checked == 2 * 2 * (1 + 2) * 2 * 3
