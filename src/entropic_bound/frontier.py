@@ -105,11 +105,10 @@ def frontier_grid(
         if static_ok:
             x = X.reshape(1, B, n * d)
             chol_static = torch.linalg.cholesky(x.transpose(1, 2) @ x)
-        invert_ok = n <= d and B * n * (n - 1) >= d * d
-        if invert_ok:
-            chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
         S = len(fcfg["sigma"])
-        if invert_ok:  # P_invert's per-sequence X⁺ once per (n, seed), for the S noisy copies
+        invert_ok = n <= d and B * n * (n - 1) >= d * d
+        if invert_ok:  # P_invert's normal matrix and per-sequence X⁺ (for the S noisy copies)
+            chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
             X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
         Ys = torch.empty(S, B, n, d, dtype=torch.float64)  # the noisy copies, refilled per cell
         for r_star in fcfg["r_star"]:
