@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_train import engine_matmul_flops, gemm_peak_gflops  # noqa: E402
 
 from entropic_bound.analysis import run_analyses  # noqa: E402
+from entropic_bound.backends import factored_ranks  # noqa: E402
 from entropic_bound.claims import evaluate_claims, load_tables  # noqa: E402
 from entropic_bound.config import class_optim, load_run_config  # noqa: E402
 from entropic_bound.rungs import parse_rung  # noqa: E402
@@ -83,7 +84,9 @@ def engine_rate(cfg: dict, run: Path) -> tuple[float, float]:
         if family not in ("L3", "L4", "Lam"):
             continue
         batch = class_optim(cfg, family)["batch"]
-        flops += engine_matmul_flops(n, d, batch, int(g["steps"].sum()), len(g), eval_seqs)
+        fused = (g["backend"] == "fused").to_numpy()
+        fr = factored_ranks(g["rank"], rung, n, d, cfg["train"].get("products", "auto")) * fused
+        flops += engine_matmul_flops(n, d, batch, g["steps"], fr, eval_seqs)
         secs += _bench_seconds(sorted((run / "benchmarks" / "train").glob(f"{rung}_sweep_*.tsv")))
     return (flops / secs / 1e9 if secs else float("nan")), secs
 

@@ -21,6 +21,9 @@ Reported: the median of each over the repeats (and every repeat), the thread cou
   cpu                the CPU model and the fused kernel's vector width on it (AVX2: 8 floats)
   peak_rss_mb        peak resident memory of this process
   students_per_second trained students (to convergence or retirement) per wall second
+``--products dense,factored`` (train.products) runs the engine once per form in each repeat,
+interleaved, and adds ``products_seconds`` (median per form) and ``products_speedup`` (median
+over repeats of the first form's seconds / each form's); the other figures are the first form's.
 Machines are noisy: compare ratios measured in the same run, not absolute times.
 """
 
@@ -36,6 +39,7 @@ import time
 import torch
 
 from entropic_bound import fused
+from entropic_bound.backends import factored_ranks
 from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.mixing import apply_operator
@@ -54,17 +58,20 @@ def gemm_peak_gflops(size: int = 1024, reps: int = 20) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - t) / 1e9
 
 
-def engine_matmul_flops(
-    n: int, d: int, batch: int, student_steps: int, students: int, eval_seqs: int
-) -> float:
-    """Matmul FLOPs the engine runs for an attention student (both backends run the same products).
+def engine_matmul_flops(n: int, d: int, batch: int, steps, factored, eval_seqs: int) -> float:
+    """Matmul FLOPs the engine runs for attention students (``steps``, ``factored``: per
+    student, its steps and its factored rank or 0; both backends run the dense products).
 
     Per training sequence: forward U = XA, Z = U Xᵀ, H = M X, Ŷ = H V; backward dV = Hᵀ G,
     dH = G Vᵀ, dM = dH Xᵀ, dU = dZ X, dA = Xᵀ dU: 5 products of n·d² and 4 of n²·d
-    multiply-adds. Evaluation: the 4 forward products per student per sequence.
+    multiply-adds; a factored student of rank r does 4ndr + 3n²r for the four with A.
+    Evaluation: the 4 forward products per student per sequence.
     """
-    train = 2 * batch * (5 * n * d * d + 4 * n * n * d) * student_steps
-    evaluation = 2 * (2 * n * d * d + 2 * n * n * d) * students * eval_seqs
+    train = 0
+    for s, r in zip(steps, factored):
+        bilinear = 4 * n * d * r + 3 * n * n * r if r else 2 * n * d * d + 2 * n * n * d
+        train += 2 * batch * (3 * n * d * d + 2 * n * n * d + bilinear) * int(s)
+    evaluation = 2 * (2 * n * d * d + 2 * n * n * d) * len(steps) * eval_seqs
     return float(train + evaluation)
 
 
@@ -140,6 +147,9 @@ def main(argv=None) -> None:
     ap.add_argument("--ranks", default=None, help="comma-separated ranks (default: 1..k)")
     ap.add_argument("--max-tasks", type=int, default=None, help="the rung's first N tasks")
     ap.add_argument("--max-steps", type=int, default=None, help="override optim.max_steps")
+    ap.add_argument(
+        "--products", default=None, help="auto | dense | factored, or a comma list to compare"
+    )
     args = ap.parse_args(argv)
     cfg = load_run_config(args.config)  # an overlay (config/scale/d32.yaml) over config.yaml
     torch.set_num_threads(args.threads or cfg["threads"])
@@ -161,26 +171,31 @@ def main(argv=None) -> None:
     seeds = t["student_seeds"]
     runs = {"peak": [], "engine_s": [], "engine_gflops": [], "naive_s": [], "fraction": []}
     runs |= {"speedup": [], "rate": []}
+    forms = (args.products or t.get("products", "auto")).split(",")
+    form_s: dict[str, list[float]] = {f: [] for f in forms}
     threads = {"peak": [], "engine": [], "naive": []}
     for _ in range(args.repeats):
         threads["peak"].append(torch.get_num_threads())
         peak = gemm_peak_gflops()
         threads["engine"].append(torch.get_num_threads())
-        t0 = time.perf_counter()
-        m = train_students(
-            tasks,
-            args.rung,
-            ranks,
-            seeds,
-            optim,
-            init_scale=t["init_scale"],
-            epsilon=t["epsilon"],
-            checkpoints=t["checkpoints"],
-            base_seed=cfg["seed"],
-            device="cpu",
-            backend=backend,
-        )["metrics"]
-        engine_s = time.perf_counter() - t0
+        for form in reversed(forms):  # the first form last: its `m` is the one reported
+            t0 = time.perf_counter()
+            m = train_students(
+                tasks,
+                args.rung,
+                ranks,
+                seeds,
+                optim,
+                init_scale=t["init_scale"],
+                epsilon=t["epsilon"],
+                checkpoints=t["checkpoints"],
+                base_seed=cfg["seed"],
+                device="cpu",
+                backend=backend,
+                products=form,
+            )["metrics"]
+            form_s[form].append(time.perf_counter() - t0)
+        engine_s = form_s[forms[0]][-1]
         student_steps = int(m.steps.sum())
         threads["naive"].append(torch.get_num_threads())
         per_step, per_eval = naive_seconds(
@@ -189,7 +204,10 @@ def main(argv=None) -> None:
         # the naive loop's time for the engine's workload: every student's own number of
         # steps, and the same final evaluation
         naive_s = per_step * student_steps + per_eval * len(m)
-        flops = engine_matmul_flops(n, d, optim.batch, student_steps, len(m), eval_seqs)
+        fr = factored_ranks(m["rank"], args.rung, n, d, forms[0])
+        if str(m.backend.iloc[0]) != "fused":
+            fr = 0 * fr
+        flops = engine_matmul_flops(n, d, optim.batch, m.steps, fr, eval_seqs)
         achieved = flops / engine_s / 1e9
         for key, v in (
             ("peak", peak),
@@ -222,6 +240,18 @@ def main(argv=None) -> None:
                 "repeats_peak_fraction": [round(v, 3) for v in runs["fraction"]],
                 "threads": {key: sorted(set(v)) for key, v in threads.items()},
                 "backend": str(m.backend.iloc[0]),
+                "products": forms[0],
+                **(
+                    {
+                        "products_seconds": {f: round(_median(v), 2) for f, v in form_s.items()},
+                        "products_speedup": {
+                            f: round(_median([a / b for a, b in zip(form_s[forms[0]], v)]), 3)
+                            for f, v in form_s.items()
+                        },
+                    }
+                    if len(forms) > 1
+                    else {}
+                ),
                 "repeats": args.repeats,
             }
         )

@@ -216,6 +216,8 @@ def _with(**changes):
         ({"task__sigma": 0.05}, ["predict.noisy_sigmas[0]", "task.sigma"]),
         ({"task__sigma": 0.1}, ["predict.noisy_sigmas[0]", "task.sigma"]),
         ({"device": "cuda", "train__backend": "fused"}, ["train.backend", "device"]),
+        ({"train__backend": "torch", "train__products": "factored"}, ["train.products"]),
+        ({"device": "cuda", "train__products": "factored"}, ["train.products", "device"]),
     ],
 )
 def test_cross_key_violation_names_every_key(changes, keys):
@@ -235,6 +237,8 @@ def test_cross_key_boundaries_pass():
     validate(_with(task__rungs=["L3"], task__lambdas=[], task__r_star=[8], task__n=2))
     validate(_with(task__sigma=0.01))  # noisy copy 0.05 > 0.01
     validate(_with(device="cuda", train__backend="torch"))
+    validate(_with(device="cuda", train__products="dense"))
+    validate(_with(train__backend="fused", train__products="factored"))
 
 
 # ---- run_name: a plain directory name under results/ ----

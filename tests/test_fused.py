@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from entropic_bound import fused
+from entropic_bound.backends import factored_ranks
 from entropic_bound.engine import Optim, pick_backend, train_students
 from entropic_bound.mixing import (
     apply_operator,
+    bilinear_coefficient,
     mixing_operator,
     operator_terms,
     operator_terms_adjoint,
@@ -36,7 +38,7 @@ def _fused(rung, X, Y, rows, kern, V, beta, P, threads=1):
     kern = kern.clone().requires_grad_(True)
     n, d = X.shape[-2:]
     A, bias, softmax = operator_terms(rung, kern, n=n, d=d, beta=beta, P=P)
-    loss, dA, dbias, dV = fused.fused_step(X, Y, rows, A, bias, V, softmax, threads=threads)
+    loss, dA, dbias, dV = fused.fused_step(X, Y, rows, A, bias, V, softmax, threads=threads)[:4]
     outs = [t for t in (A, bias) if t is not None]
     (dk,) = torch.autograd.grad(outs, [kern], [g for g in (dA, dbias) if g is not None])
     return loss, dk, dV
@@ -98,7 +100,7 @@ def test_by_hand():
         torch.zeros(1, 2, 2),
         torch.tensor([[[2.0]]]),
         True,
-    )
+    )[:4]
     # H = M x = [1.5, 1.5], Ŷ = 2H = [3, 3], E = [0, 2]: loss = (0 + 4)/2 = 2
     assert loss.tolist() == [2.0] and dA is None
     # G = 2E/2 = E; dV = Hᵀ G = 1.5·2 = 3
@@ -175,6 +177,118 @@ def test_bad_input():
     bad[2, 0, 0] = float("nan")
     loss = fused.fused_step(X, Y, rows, bad, None, V, True)[0]
     assert torch.isnan(loss[2]) and torch.isfinite(loss[[0, 1, 3, 4]]).all()
+
+
+def _factored(rung, n, d, rank, S=4, B=5, seed=0, scale=0.5, beta=1.3):
+    """The dense and the factored step of the same students (factors with columns ≥ rank zero)."""
+    X, Y, rows, _, V, P = _problem(rung, n, d, S=S, B=B, seed=seed, scale=scale)
+    g = torch.Generator().manual_seed(seed + 1)
+    rank = torch.as_tensor(rank, dtype=torch.int32)
+    cols = (torch.arange(d)[None, :] < torch.where(rank > 0, rank, d)[:, None]).float()
+    Q = scale * torch.randn(S, d, d, generator=g) * cols[:, None, :]
+    K = scale * torch.randn(S, d, d, generator=g) * cols[:, None, :]
+    A, bias, soft = operator_terms(rung, Q @ K.transpose(1, 2), n=n, d=d, beta=beta, P=P)
+    c = bilinear_coefficient(rung, n=n, d=d, beta=beta)
+    dense = fused.fused_step(X, Y, rows, A, bias, V, soft)
+    fact = fused.fused_step(X, Y, rows, A, bias, V, soft, factors=(rank, c * Q, K))
+    evaluated = fused.fused_step(
+        X, Y, rows, A, bias, V, soft, factors=(rank, c * Q, K), backward=False
+    )
+    assert torch.equal(evaluated.loss, fact.loss) and evaluated.dQa is None
+    return dense, fact, Q, K, c, rank
+
+
+@needs_kernel
+@pytest.mark.parametrize("n,d", [(16, 16), (5, 3), (8, 24), (24, 40), (64, 64)])
+@pytest.mark.parametrize("rung", ["L3", "L4", "Lam0.25"])
+def test_factored_bilinear_term_equals_the_dense_one(rung, n, d):
+    """A = (c Q) Kᵀ taken factored: the same loss and gradients as with A formed (to float32
+    rounding), dQa = dA K and dKa = dAᵀ (c Q) in place of dA (which is 0), columns ≥ rank 0;
+    the students left dense (rank 0) are computed exactly as without factors."""
+    rank = [0, 1, max(1, d // 2), d]
+    dense, fact, Q, K, c, rank = _factored(rung, n, d, rank)
+    on = rank > 0
+    assert _rel(fact.loss, dense.loss) < 1e-6 and _rel(fact.dV, dense.dV) < 5e-5
+    if dense.dbias is not None:
+        assert _rel(fact.dbias, dense.dbias) < 5e-5
+    assert _rel(fact.dQa[on], (dense.dA @ K)[on]) < 5e-5
+    assert _rel(fact.dKa[on], (dense.dA.transpose(1, 2) @ (c * Q))[on]) < 5e-5
+    assert bool((fact.dA[on] == 0).all())
+    for s in on.nonzero().flatten().tolist():
+        assert bool((fact.dQa[s, :, int(rank[s]) :] == 0).all())
+        assert bool((fact.dKa[s, :, int(rank[s]) :] == 0).all())
+    for a, b in zip(fact[:4], dense[:4]):
+        assert a is None or torch.equal(a[~on], b[~on])
+
+
+@needs_kernel
+@settings(max_examples=25, deadline=None)
+@given(
+    rung=st.sampled_from(["L3", "L4", "Lam0.50"]),
+    n=st.integers(1, 20),
+    d=st.integers(1, 18),
+    B=st.integers(1, 7),
+    seed=st.integers(0, 10**6),
+    scale=st.floats(0.05, 1.0),
+    data=st.data(),
+)
+def test_factored_bilinear_term_property(rung, n, d, B, seed, scale, data):
+    rank = data.draw(st.lists(st.integers(0, d), min_size=3, max_size=3))
+    dense, fact, Q, K, c, rank = _factored(rung, n, d, rank, S=3, B=B, seed=seed, scale=scale)
+    on = rank > 0
+    assert _rel(fact.loss, dense.loss) < 1e-4 and _rel(fact.dV, dense.dV) < 1e-4
+    if bool(on.any()):
+        assert _rel(fact.dQa[on], (dense.dA @ K)[on]) < 1e-4
+
+
+def test_bilinear_coefficient_is_operator_terms_scale():
+    """operator_terms' A is bilinear_coefficient · kernel on every rung (0: no A)."""
+    P = torch.randn(6, 5)
+    kern = torch.randn(5, 5)
+    for rung in RUNGS + ["Lam0.75"]:
+        A, _, _ = operator_terms(rung, kern, n=6, d=5, beta=1.7, P=P)
+        c = bilinear_coefficient(rung, n=6, d=5, beta=1.7)
+        if A is None:
+            assert c == 0.0
+        else:
+            torch.testing.assert_close(A, c * kern, rtol=1e-6, atol=0)
+
+
+def test_factored_ranks_by_rule():
+    """auto: rank ≤ d/4 above n·d = 256, never at or below it; never on rungs without A."""
+    r = np.arange(1, 65)
+    got = factored_ranks(r, "L4", 64, 64, "auto")
+    assert got.tolist() == [k if k <= 16 else 0 for k in r]
+    assert not factored_ranks(np.arange(1, 17), "L4", 16, 16, "auto").any()
+    assert not factored_ranks(r, "L1", 64, 64, "factored").any()
+    assert factored_ranks(r, "Lam0.50", 64, 64, "factored").tolist() == r.tolist()
+    assert not factored_ranks(r, "L3", 64, 64, "dense").any()
+    with pytest.raises(ValueError, match="unknown train.products"):
+        factored_ranks(r, "L3", 64, 64, "lowrank")
+
+
+@needs_kernel
+@pytest.mark.parametrize("rung", ["L3", "L4", "Lam0.50"])
+def test_factored_products_train_to_the_same_students(rung):
+    """Whole training with the factored products follows the dense trajectory (float32)."""
+    tasks = _tasks(rung, n=6, d=8)
+    opt = Optim(lr=3e-2, batch=32, max_steps=150, eval_every=25)
+    a = train_students(tasks, rung, [1, 2, 5], [0], opt, backend="fused", products="dense")
+    b = train_students(tasks, rung, [1, 2, 5], [0], opt, backend="fused", products="factored")
+    np.testing.assert_allclose(b["metrics"].test_mse, a["metrics"].test_mse, rtol=1e-3)
+    assert not a["metrics"].test_mse.equals(b["metrics"].test_mse)  # it did take the other path
+
+
+@needs_kernel
+def test_factors_bad_input():
+    X, Y, rows, kern, V, P = _problem("L4", 4, 4)
+    Q = torch.zeros(5, 4, 4)
+    with pytest.raises(ValueError, match="ranks in 0..c"):
+        fused.fused_step(X, Y, rows, kern, None, V, True, factors=(torch.full((5,), 5), Q, Q))
+    with pytest.raises(ValueError, match="factors need A"):
+        fused.fused_step(X, Y, rows, None, kern, V, True, factors=(torch.ones(5), Q, Q))
+    with pytest.raises(ValueError, match="factors need A"):
+        fused.fused_step(X, Y, rows, kern, None, V, True, factors=(torch.ones(4), Q, Q))
 
 
 @needs_kernel

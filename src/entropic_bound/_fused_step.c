@@ -13,6 +13,11 @@
  *   dZ = M ⊙ (dM − rowsum(M ⊙ dM)) (softmax) or dM (identity),
  *   dbias += dZ,  dA += xᵀ (dZ x).
  *
+ * A student of low rank r can instead give its bilinear term in factored form, A = Qa Kaᵀ
+ * (Qa, Ka: d × r): then Z = bias + (x Qa)(x Ka)ᵀ and the kernel returns the gradients of the
+ * factors, dQa += xᵀ dZ (x Ka) and dKa += xᵀ dZᵀ (x Qa), in place of dA: 4ndr + 3n²r
+ * multiply-adds per sequence instead of 2nd² + 2n²d (fewer for r ≤ d/4; benchmarks/bench_lowrank.c).
+ *
  * Students are independent: each is computed by one thread in a fixed order, so the result of
  * a student does not depend on the thread count or on which other students share the call.
  * All products are written as "row += scalar × row" over contiguous rows, which the compiler
@@ -250,7 +255,16 @@ INLINE void softmax_cols_backward(const int n, const float *RESTRICT MT, float *
 
 typedef struct {
     float *xT, *U, *Z, *H, *E, *GT, *dH, *dM, *dU, *AT, *biasT, *dbiasT, *lossv;
+    float *XQT, *XKT, *T, *dZ, *dQT, *dKT;   /* the factored path's */
 } scratch_t;
+
+/* A student's factored bilinear term: rank r (0: use the dense A), Qa, Ka: d × ld row-major
+ * (columns ≥ r unused), their gradients dQa, dKa written in the same layout (columns ≥ r zero). */
+typedef struct {
+    int r, ld;
+    const float *Qa, *Ka;
+    float *dQa, *dKa;
+} factors_t;
 
 /* One student over nb sequences. Everything n × n is held transposed (Zᵀ, Mᵀ, dMᵀ, dZᵀ), see
  * softmax_cols; the products read Mᵀ and dZᵀ through strides rather than copying them. */
@@ -259,18 +273,27 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
                          const float *RESTRICT A, const float *RESTRICT bias,
                          const float *RESTRICT V, const int softmax, const int backward,
                          const float gscale, double *RESTRICT loss, float *RESTRICT dA,
-                         float *RESTRICT dbias, float *RESTRICT dV, const scratch_t *RESTRICT w) {
+                         float *RESTRICT dbias, float *RESTRICT dV, const factors_t f,
+                         const scratch_t *RESTRICT w) {
     const int nd = n * d;
     float *RESTRICT xT = w->xT, *RESTRICT U = w->U, *RESTRICT ZT = w->Z, *RESTRICT H = w->H;
     float *RESTRICT E = w->E, *RESTRICT GT = w->GT, *RESTRICT dHT = w->dH, *RESTRICT dMT = w->dM;
     float *RESTRICT dU = w->dU, *RESTRICT AT = w->AT, *RESTRICT biasT = w->biasT;
     float *RESTRICT dbiasT = w->dbiasT, *RESTRICT lossv = w->lossv;
+    float *RESTRICT XQT = w->XQT, *RESTRICT XKT = w->XKT, *RESTRICT T = w->T, *RESTRICT dZ = w->dZ;
+    float *RESTRICT dQT = w->dQT, *RESTRICT dKT = w->dKT;
+    const int r = f.r;   /* > 0: the factored bilinear term instead of A */
+    if (r) A = 0;
     if (A) transpose(d, d, A, AT);
     if (bias) transpose(n, n, bias, biasT);
     double total = 0.0;
     if (backward) {
-        if (A) memset(dA, 0, sizeof(float) * d * d);
+        if (A || (r && dA)) memset(dA, 0, sizeof(float) * d * d);   /* a factored student's: 0 */
         if (bias) memset(dbiasT, 0, sizeof(float) * n * n);
+        if (r) {
+            memset(dQT, 0, sizeof(float) * r * d);
+            memset(dKT, 0, sizeof(float) * r * d);
+        }
         memset(dV, 0, sizeof(float) * d * d);
     }
     for (int b = 0; b < B; b++) {
@@ -281,6 +304,14 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
             transpose(n, d, x, xT);
             gemm_rows(n, d, d, x, AT, U, 0);
             gemm_rows(n, d, n, U, xT, ZT, 0);
+            if (bias)
+                for (int k = 0; k < n * n; k++) ZT[k] += biasT[k];
+        } else if (r) {
+            /* (x Qa)ᵀ, (x Ka)ᵀ: r × n; Zᵀ = (x Ka)(x Qa)ᵀ, summed over the r columns */
+            transpose(n, d, x, xT);
+            gemm(r, d, n, f.Qa, 1, f.ld, xT, XQT, 0);
+            gemm(r, d, n, f.Ka, 1, f.ld, xT, XKT, 0);
+            gemm(n, r, n, XKT, 1, n, XQT, ZT, 0);
             if (bias)
                 for (int k = 0; k < n * n; k++) ZT[k] += biasT[k];
         } else {
@@ -309,20 +340,35 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
         if (A) {
             gemm(n, n, d, dMT, 1, n, x, dU, 0);      /* dU = dZ x (dZ read from dZᵀ) */
             gemm_tn_acc(n, d, d, x, dU, dA);         /* dA += xᵀ dU */
+        } else if (r) {
+            gemm_rows(r, n, n, XKT, dMT, T, 0);      /* (dZ x Ka)ᵀ = (x Ka)ᵀ dZᵀ */
+            gemm_rows(r, n, d, T, x, dQT, 1);        /* dQaᵀ += (dZ x Ka)ᵀ x */
+            transpose(n, n, dMT, dZ);
+            gemm_rows(r, n, n, XQT, dZ, T, 0);       /* (dZᵀ x Qa)ᵀ = (x Qa)ᵀ dZ */
+            gemm_rows(r, n, d, T, x, dKT, 1);        /* dKaᵀ += (dZᵀ x Qa)ᵀ x */
         }
     }
+    if (backward && r)
+        for (int k = 0; k < d; k++)
+            for (int c = 0; c < f.ld; c++) {
+                f.dQa[k * f.ld + c] = c < r ? dQT[c * d + k] : 0.0f;
+                f.dKa[k * f.ld + c] = c < r ? dKT[c * d + k] : 0.0f;
+            }
     if (backward && bias) transpose(n, n, dbiasT, dbias);
     *loss = total;   /* the sum; fused_step divides */
 }
 
+/* frank, Qa, Ka, dQa, dKa: the factored students (frank[s] > 0, their rank; Qa, Ka: [S, d, ld]),
+ * or frank = 0 for none */
 int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const int64_t *rows,
                const float *A, const float *bias, const float *V, int softmax, int backward,
-               float gscale, double *loss, float *dA, float *dbias, float *dV, int threads) {
+               float gscale, double *loss, float *dA, float *dbias, float *dV, const int32_t *frank,
+               int ld, const float *Qa, const float *Ka, float *dQa, float *dKa, int threads) {
     const size_t nn = (size_t)n * n, nd = (size_t)n * d, dd = (size_t)d * d;
     /* scratch per thread, 64-byte aligned blocks, allocated before the parallel region so that
      * a failed allocation returns cleanly instead of leaving threads at a barrier */
-    const size_t per_thread = 7 * ((nd + 15) / 16 * 16) + 4 * ((nn + 15) / 16 * 16) +
-                              (dd + 15) / 16 * 16 + (d + 15) / 16 * 16;
+    const size_t per_thread = 10 * ((nd + 15) / 16 * 16) + 5 * ((nn + 15) / 16 * 16) +
+                              3 * ((dd + 15) / 16 * 16) + (d + 15) / 16 * 16;
     if (threads < 1) threads = 1;
     float *all = (float *)aligned_alloc(64, sizeof(float) * per_thread * threads);
     if (!all) return 1;
@@ -336,6 +382,7 @@ int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const
 #define TAKE(field, count) w.field = p; p += ((count) + 15) / 16 * 16;
         TAKE(xT, nd) TAKE(U, nd) TAKE(H, nd) TAKE(E, nd) TAKE(GT, nd) TAKE(dH, nd) TAKE(dU, nd)
         TAKE(Z, nn) TAKE(dM, nn) TAKE(biasT, nn) TAKE(dbiasT, nn) TAKE(AT, dd) TAKE(lossv, d)
+        TAKE(XQT, nd) TAKE(XKT, nd) TAKE(T, nd) TAKE(dZ, nn) TAKE(dQT, dd) TAKE(dKT, dd)
 #undef TAKE
 #pragma omp for schedule(static)
         for (int s = 0; s < S; s++) loss[s] = 0.0;
@@ -344,10 +391,13 @@ int fused_step(int S, int B, int n, int d, const float *X, const float *Y, const
 #pragma omp for schedule(static)
             for (int s = 0; s < S; s++) {
                 double part;
+                const size_t fo = (size_t)s * d * ld;
+                const factors_t f = {frank ? frank[s] : 0, ld, Qa ? Qa + fo : 0, Ka ? Ka + fo : 0,
+                                     dQa ? dQa + fo : 0, dKa ? dKa + fo : 0};
                 student_step(n, d, nb, X, Y, rows + (size_t)s * B + b0, A ? A + (size_t)s * dd : 0,
                              bias ? bias + (size_t)s * nn : 0, V + (size_t)s * dd, softmax,
                              backward, gscale, &part, A ? dA + (size_t)s * dd : 0,
-                             bias ? dbias + (size_t)s * nn : 0, dV + (size_t)s * dd, &w);
+                             bias ? dbias + (size_t)s * nn : 0, dV + (size_t)s * dd, f, &w);
                 loss[s] += part;
             }
         }

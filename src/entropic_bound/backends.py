@@ -8,6 +8,8 @@ minibatch losses ``[S]``; the loss of the batch is the sum of per-student MSEs.
 
 * ``fused`` (CPU): the C kernel of fused.py runs each student's forward and backward pass per
   sequence in cache; the chain from the operator's terms back to the factors is written out.
+  A student of low rank on a large problem takes its bilinear term x Q Kᵀ xᵀ as
+  (x Q)(x K)ᵀ (``train.products``, :func:`factored_ranks`).
 * ``torch`` (any device): autograd over chunks of students.
 
 The two agree to float32 rounding, not bitwise (tests).
@@ -17,13 +19,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from . import fused
-from .mixing import apply_operator, operator_terms, operator_terms_adjoint
+from .mixing import apply_operator, bilinear_coefficient, operator_terms, operator_terms_adjoint
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
+
+PRODUCTS = ("auto", "dense", "factored")
+#: ``train.products: auto`` keeps the dense products (A = Q Kᵀ formed) up to this n·d: the
+#: paper tables were made with them, and at d = 16 the factored form saves little
+DENSE_PRODUCTS_MAX_ND = 256
+#: above it, ``auto`` factors the bilinear term of students of rank r ≤ d · this: measured at
+#: n = d = 64 (one thread), a whole step is 1.5x faster at r = 1, 1.33x at 8, 1.2x at 16 and
+#: even at 32 (benchmarks/bench_train.py --products)
+FACTORED_MAX_RANK_FRACTION = 0.25
+
+
+def factored_ranks(rank, student_class: str, n: int, d: int, products: str) -> np.ndarray:
+    """Per student (``rank``: its rank), the rank with which the fused kernel takes its
+    bilinear term factored, or 0 for the dense products (always 0 for the rungs without one).
+
+    ``products``: ``dense`` (never), ``factored`` (always) or ``auto`` (rank ≤ d/4 where
+    n·d > DENSE_PRODUCTS_MAX_ND). The two forms agree to float32 rounding, not bitwise.
+    """
+    if products not in PRODUCTS:
+        raise ValueError(f"unknown train.products {products!r}; use one of {', '.join(PRODUCTS)}")
+    rank = np.asarray(rank, dtype=np.int64)
+    use = np.full(rank.shape, products == "factored")
+    if products == "auto" and n * d > DENSE_PRODUCTS_MAX_ND:
+        use = rank <= FACTORED_MAX_RANK_FRACTION * d
+    if not bilinear_coefficient(student_class, n=n, d=d):
+        use[:] = False
+    return np.where(use, rank, 0)
 
 
 @dataclass(frozen=True)
@@ -55,7 +85,8 @@ class Problem:
     """What a step needs besides the parameters: the class, the data, the shapes.
 
     ``X, Y: [T·N, n, d]`` every task's training sequences in one flat array (task t's sequences
-    at rows t·N … t·N + N − 1); ``P: [T, n, d]`` positional embeddings; ``batch``: minibatch size.
+    at rows t·N … t·N + N − 1); ``P: [T, n, d]`` positional embeddings; ``batch``: minibatch size;
+    ``factored``: per layout row, :func:`factored_ranks` (None where no student has one).
     """
 
     student_class: str
@@ -66,13 +97,16 @@ class Problem:
     shapes: Shapes
     batch: int
     chunk: int
+    factored: torch.Tensor | None = None
 
 
-def grad_fused(prob: Problem, W, G, rows, task) -> torch.Tensor:
-    """Losses [S] of every student's minibatch (``rows: [S, B]`` into X), gradients into G.
+def grad_fused(prob: Problem, W, G, rows, task, ids) -> torch.Tensor:
+    """Losses [S] of every student's minibatch (``rows: [S, B]`` into X; ``task``, ``ids``:
+    each student's task and layout row), gradients into G.
 
     The kernel differentiates the loss with respect to the operator's terms (A, bias, V); the
     chain back to the factors is written out: kernel = Q Kᵀ, so dQ = dkernel K, dK = dkernelᵀ Q.
+    A factored student (A = c Q Kᵀ taken as (c Q) Kᵀ) gets dA K and dAᵀ (c Q) from the kernel.
     """
     sh, cls = prob.shapes, prob.student_class
     P = prob.P[task]
@@ -80,16 +114,22 @@ def grad_fused(prob: Problem, W, G, rows, task) -> torch.Tensor:
     A, bias, softmax = operator_terms(
         cls, Q @ K.transpose(-1, -2), n=sh.n, d=sh.d, beta=prob.beta, P=P
     )
-    loss, dA, dbias, dV = fused.fused_step(prob.X, prob.Y, rows, A, bias, V, softmax)
-    dkernel = operator_terms_adjoint(cls, dA, dbias, n=sh.n, d=sh.d, beta=prob.beta, P=P)
+    factors, c = None, bilinear_coefficient(cls, n=sh.n, d=sh.d, beta=prob.beta)
+    if prob.factored is not None and bool(prob.factored[ids].any()):
+        factors = (prob.factored[ids], c * Q, K)
+    step = fused.fused_step(prob.X, prob.Y, rows, A, bias, V, softmax, factors=factors)
+    dkernel = operator_terms_adjoint(cls, step.dA, step.dbias, n=sh.n, d=sh.d, beta=prob.beta, P=P)
     dQ, dK, dVv = sh.unpack(G)
     dQ.copy_(dkernel @ K)
     dK.copy_(dkernel.transpose(-1, -2) @ Q)
-    dVv.copy_(dV)
-    return loss.to(W.dtype)
+    if factors is not None:  # dA is 0 for the factored students: their terms come from here
+        dQ.add_(step.dQa, alpha=c)
+        dK.add_(step.dKa)
+    dVv.copy_(step.dV)
+    return step.loss.to(W.dtype)
 
 
-def grad_torch(prob: Problem, W, G, rows, task) -> torch.Tensor:
+def grad_torch(prob: Problem, W, G, rows, task, ids) -> torch.Tensor:
     """As :func:`grad_fused` with autograd, students in chunks of ``prob.chunk`` (small bmm
     batches stay in cache: measured 2x faster than all at once)."""
     sh, n, d = prob.shapes, prob.shapes.n, prob.shapes.d
@@ -164,11 +204,16 @@ def evaluate_torch(student_class, X, Y, A, V, beta, P, chunk: int | None = None)
     return total / (N * X.shape[2] * X.shape[3])
 
 
-def evaluate_fused(student_class, X, Y, kernel, V, beta, P) -> torch.Tensor:
-    """Per-student MSE over a whole split (X, Y: [N, n, d] of one task) with the fused kernel."""
+def evaluate_fused(student_class, X, Y, kernel, V, beta, P, factors=None) -> torch.Tensor:
+    """Per-student MSE over a whole split (X, Y: [N, n, d] of one task) with the fused kernel;
+    ``factors``: (factored rank [S], Q, K) with kernel = Q Kᵀ, as in training."""
     n, d = X.shape[-2:]
     A, bias, softmax = operator_terms(
         student_class, kernel, n=n, d=d, beta=beta, P=P.expand(len(kernel), n, d)
     )
+    if factors is not None:
+        rank, Q, K = factors
+        c = bilinear_coefficient(student_class, n=n, d=d, beta=beta)
+        factors = (rank, c * Q, K) if bool(rank.any()) else None
     rows = torch.arange(len(X)).expand(len(kernel), len(X))
-    return fused.fused_step(X, Y, rows, A, bias, V, softmax, backward=False)[0]
+    return fused.fused_step(X, Y, rows, A, bias, V, softmax, factors=factors, backward=False).loss

@@ -174,6 +174,15 @@ def check_relations(cfg: dict) -> None:
             f"config keys {_keys('train.backend', 'device')}: the fused backend runs on the "
             "CPU only; use backend auto or torch with device cuda"
         )
+    tr = cfg["train"]
+    if tr.get("products") == "factored" and (
+        tr.get("backend") == "torch" or cfg["device"] == "cuda"
+    ):
+        raise ConfigError(
+            f"config keys {_keys('train.products', 'train.backend', 'device')}: products "
+            "factored is a form of the fused CPU kernel; use products auto (or dense) with the "
+            "torch backend or device cuda"
+        )
 
 
 def check_claims_relations(claims: dict) -> None:

@@ -26,7 +26,15 @@ import pandas as pd
 import torch
 
 from . import fused
-from .backends import GRADIENTS, Problem, Shapes, adam_step, evaluate_fused, evaluate_torch
+from .backends import (
+    GRADIENTS,
+    Problem,
+    Shapes,
+    adam_step,
+    evaluate_fused,
+    evaluate_torch,
+    factored_ranks,
+)
 from .layout import StudentLayout
 from .rungs import kernel_dim, parse_rung
 from .schedule import RetirementSchedule
@@ -171,7 +179,7 @@ class Record:
         self.spectra(step, ids, w)
 
 
-def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim):
+def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim, products: str):
     """The layout of the students and the :class:`backends.Problem` of a job."""
     metas = [m for _, m in tasks]
     n, d, beta = metas[0]["n"], metas[0]["d"], metas[0]["beta"]
@@ -197,7 +205,9 @@ def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim):
     # its result, are bitwise the same in a sweep, a search round or alone (on CPU)
     sh = Shapes(k=k, rmax=k, d=d, n=n)
     flat = (X.reshape(T * N, n, d), Y.reshape(T * N, n, d))
-    prob = Problem(student_class, *flat, P, beta, sh, optim.batch, max(1, optim.chunk))
+    factored = factored_ranks(layout.rank, student_class, n, d, products)
+    factored = torch.as_tensor(factored, dtype=torch.int32) if factored.any() else None
+    prob = Problem(student_class, *flat, P, beta, sh, optim.batch, max(1, optim.chunk), factored)
     return layout, prob, Y.pow(2).mean((1, 2, 3))
 
 
@@ -215,6 +225,7 @@ def train_students(
     static_student: bool = False,
     device: str = "auto",
     backend: str = "auto",
+    products: str = "auto",
     rows: list[tuple[int, int, int]] | None = None,
     progress=None,
 ) -> dict[str, pd.DataFrame]:
@@ -226,13 +237,15 @@ def train_students(
     given, is called at every evaluation as ``progress(step, max_steps, retired, students)``.
     Returns DataFrames ``metrics`` (one row per student), ``dynamics`` (learned spectra at
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
+    ``products``: how the fused kernel forms a low-rank student's bilinear term
+    (:func:`backends.factored_ranks`).
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
     # a guard (process-wide): subnormal floats, e.g. saturated softmax tails, are slow on x86.
     # On the paper workload it measured no difference, so results do not depend on it.
     torch.set_flush_denormal(True)
-    layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim)
+    layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
     metas, S, N = [m for _, m in tasks], len(layout), prob.X.shape[0] // len(tasks)
     W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
     task_of, stream_of = (torch.as_tensor(a, device=dev) for a in (layout.task, layout.stream))
@@ -245,7 +258,7 @@ def train_students(
             rec.spectra(step, act.ids, act.W)
         task = task_of[act.ids]
         rows_now = (task * N)[:, None] + batch_idx[stream_of[act.ids], step]  # [S_a, B]
-        loss = gradient(prob, act.W, act.G, rows_now, task)
+        loss = gradient(prob, act.W, act.G, rows_now, task, act.ids)
         _check_finite(loss, act.ids, layout, step)
         rec.window[act.ids] += loss
         adam_step(backend, act.W, act.G, act.m1, act.m2, sched.lr[act.ids], step)
@@ -308,8 +321,9 @@ def _final_metrics(
                 X = torch.as_tensor(arrays[f"X_{split}"]).to(**f32)
                 Y = torch.as_tensor(arrays[f"Y_{split}"]).to(**f32)
                 if backend == "fused":
+                    fr = None if prob.factored is None else (prob.factored[sel], Qf[sel], Kf[sel])
                     mse[split] = evaluate_fused(
-                        layout.student_class, X, Y, A[sel], V[sel], beta, P[t]
+                        layout.student_class, X, Y, A[sel], V[sel], beta, P[t], fr
                     ).numpy()
                     continue
                 Xs = X.expand(len(sel), *X.shape)

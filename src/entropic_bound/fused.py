@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -107,6 +108,8 @@ def _build() -> ctypes.CDLL:
         + [ctypes.c_void_p] * 6
         + [ctypes.c_int] * 2
         + [ctypes.c_float]
+        + [ctypes.c_void_p] * 5
+        + [ctypes.c_int]
         + [ctypes.c_void_p] * 4
         + [ctypes.c_int]
     )
@@ -142,6 +145,17 @@ def _ptr(t: torch.Tensor | None) -> int | None:
     return None if t is None else t.data_ptr()
 
 
+class Step(NamedTuple):
+    """What :func:`fused_step` returns (None for what was not asked for)."""
+
+    loss: torch.Tensor
+    dA: torch.Tensor | None
+    dbias: torch.Tensor | None
+    dV: torch.Tensor | None
+    dQa: torch.Tensor | None = None
+    dKa: torch.Tensor | None = None
+
+
 def fused_step(
     X: torch.Tensor,
     Y: torch.Tensor,
@@ -151,9 +165,10 @@ def fused_step(
     V: torch.Tensor,
     softmax: bool,
     *,
+    factors: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
     backward: bool = True,
     threads: int | None = None,
-):
+) -> Step:
     """Loss and gradients of every student's minibatch MSE.
 
     X, Y: [R, n, d] float32 sequences; rows: [S, B] int64 indices into them; A: [S, d, d] or
@@ -161,6 +176,11 @@ def fused_step(
     ``loss [S]`` (float64: summed in double) and ``dA``, ``dbias`` (None where the input is
     None), ``dV``: the gradients of each student's own ``mean((act(bias + x A xᵀ) x V − y)²)``.
     With ``backward=False`` only the loss is computed (the gradients come back as None).
+
+    ``factors = (rank [S], Qa, Ka: [S, d, c])``: students with rank > 0 take their bilinear term
+    as A = Qa[:, :rank] Ka[:, :rank]ᵀ instead of A (cheaper for rank ≤ d/4; the result agrees
+    with the dense A = Qa Kaᵀ to float32 rounding) and get ``dQa = dA Ka``, ``dKa = dAᵀ Qa``
+    (columns ≥ rank zero) with their ``dA`` zero; needs A (the other students' terms).
     """
     lib = library()
     if rows.ndim != 2 or X.ndim != 3 or Y.shape != X.shape:
@@ -175,8 +195,19 @@ def fused_step(
     for name, t, shape in (("A", A, (S, d, d)), ("bias", bias, (S, n, n)), ("V", V, (S, d, d))):
         if t is not None and tuple(t.shape) != shape:
             raise ValueError(f"fused_step: {name} must have shape {shape}, got {tuple(t.shape)}")
-    f32 = [t.detach().contiguous().float() if t is not None else None for t in (X, Y, A, bias, V)]
-    X, Y, A, bias, V = f32
+    frank, Qa, Ka = factors if factors is not None else (None, None, None)
+    if factors is not None:
+        c = Qa.shape[-1]
+        if A is None or frank.shape != (S,) or Ka.shape != Qa.shape:
+            raise ValueError("fused_step: factors need A, rank [S] and Qa, Ka alike")
+        if tuple(Qa.shape) != (S, d, c) or bool(((frank < 0) | (frank > c)).any()):
+            raise ValueError(f"fused_step: Qa must be [{S}, {d}, c] and ranks in 0..c")
+        frank = frank.contiguous().to(torch.int32)
+    f32 = [
+        t.detach().contiguous().float() if t is not None else None
+        for t in (X, Y, A, bias, V, Qa, Ka)
+    ]
+    X, Y, A, bias, V, Qa, Ka = f32
     rows = rows.contiguous().to(torch.int64)
     if rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= X.shape[0]):
         raise ValueError("fused_step: row index out of range")
@@ -184,6 +215,8 @@ def fused_step(
     dA = torch.empty_like(A) if A is not None and backward else None
     dbias = torch.empty_like(bias) if bias is not None and backward else None
     dV = torch.empty_like(V) if backward else None
+    with_factors = factors is not None and backward
+    dQa, dKa = (torch.empty_like(Qa), torch.empty_like(Ka)) if with_factors else (None, None)
     failed = lib.fused_step(
         S,
         B,
@@ -202,11 +235,17 @@ def fused_step(
         _ptr(dA),
         _ptr(dbias),
         _ptr(dV),
+        _ptr(frank),
+        Qa.shape[-1] if Qa is not None else 0,
+        _ptr(Qa),
+        _ptr(Ka),
+        _ptr(dQa),
+        _ptr(dKa),
         int(threads or torch.get_num_threads()),
     )
     if failed:
         raise MemoryError("fused_step: could not allocate its scratch memory")
-    return loss, dA, dbias, dV
+    return Step(loss, dA, dbias, dV, dQa, dKa)
 
 
 def adam_step(

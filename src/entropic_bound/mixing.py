@@ -92,6 +92,20 @@ def operator_terms(
     return lam * scale * kernel, P @ ((1 - lam) * scale * kernel) @ P.transpose(-1, -2), True
 
 
+def bilinear_coefficient(rung: str, *, n: int, d: int, beta: float = 1.0) -> float:
+    """c with :func:`operator_terms`' A = c · kernel (0 for the rungs without A: L0, L1, L2).
+
+    The fused kernel's factored path takes A as (c Q) Kᵀ from this (equal to operator_terms' A
+    up to rounding; tests check every rung)."""
+    cls, lam = parse_rung(rung)
+    scale = beta / math.sqrt(d)
+    if cls == "L3":
+        return 1 / n
+    if cls == "L4":
+        return scale
+    return lam * scale if cls == "Lam" else 0.0
+
+
 def operator_terms_adjoint(
     rung: str,
     dA: torch.Tensor | None,

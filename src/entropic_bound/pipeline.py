@@ -172,6 +172,7 @@ def train_chunk(
             static_student=static,
             device=cfg["device"],
             backend=t.get("backend", "auto"),
+            products=t.get("products", "auto"),
             progress=progress,
         )
         if search and not static:

@@ -74,6 +74,7 @@ def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4", progress=None) -
             base_seed=cfg["seed"],
             device=cfg["device"],
             backend=t.get("backend", "auto"),
+            products=t.get("products", "auto"),
         )
         parts.append(out["metrics"].assign(beta=float(beta)))
         report(progress, done, len(betas))
