@@ -193,12 +193,13 @@ def test_a_config_without_curves_gives_an_empty_table():
     assert t.empty and list(t.columns) == COLUMNS
 
 
-def test_frontier_cells_equal_a_cell_by_cell_reference():
+@pytest.mark.parametrize("p_attn_sigma", ["formed", "linear"])
+def test_frontier_cells_equal_a_cell_by_cell_reference(p_attn_sigma):
     """The frontier shares work across cells (one noisy-copy buffer refilled per cell, P_invert's
-    X⁺ once per (n, seed)): every P_attn and P_static entropy rank equals the one computed from
-    that cell alone with the public predictors (nothing of another cell or σ left over), and so
-    does every P_invert rank."""
-    cfg = {**FCFG, "n": [4], "n_seqs": 96}
+    X⁺ once per (n, seed), with ``linear`` P_attn's X̃⁺E and its Gram matrix): every P_attn and
+    P_static entropy rank equals the one computed from that cell alone with the public
+    predictors (nothing of another cell or σ left over), and so does every P_invert rank."""
+    cfg = {**FCFG, "n": [4], "n_seqs": 96, "p_attn_sigma": p_attn_sigma}
     n, d, B = 4, cfg["d"], cfg["n_seqs"]
     grid = frontier_grid(cfg, 0)
     grid = grid[grid["estimator"] == "entropy"].set_index(

@@ -314,10 +314,13 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
             gemm(n, r, n, XKT, 1, n, XQT, ZT, 0);
             if (bias)
                 for (int k = 0; k < n * n; k++) ZT[k] += biasT[k];
-        } else {
+        } else if (b == 0) {
+            /* a static operator (bias only) is the same for every sequence: M once per call
+             * (the same floats as per sequence; ZT is read-only from here on) */
             memcpy(ZT, biasT, sizeof(float) * n * n);
+            if (softmax) softmax_cols(n, ZT);
         }
-        if (softmax) softmax_cols(n, ZT);
+        if (softmax && (A || r)) softmax_cols(n, ZT);
         /* H = M x (M read from Mᵀ), E = H V − y */
         gemm(n, n, d, ZT, 1, n, x, H, 0);
         gemm_rows(n, d, d, H, V, E, 0);

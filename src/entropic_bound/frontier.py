@@ -4,6 +4,11 @@ Cells share what they can so that the grid costs seconds: the inputs X depend on
 (n, seed), the kernel A on (r*, seed), the value map and noise on the seed, so cells that
 differ in σ, β or the value map differ in nothing else; each predictor's per-sequence
 inverse (X̃⁺, the P_static and P_invert normal matrices) is factorised once per (n, seed).
+
+``p_attn_sigma: linear`` (the large configs) also shares P_attn's noise: Z_b = X̃_b⁺(Y_b + σE_b)
+= X̃_b⁺Y_b + σ X̃_b⁺E_b, so C(σ) = Σ_b Z_b Z_bᵀ = G_YY + σ(G_YE + G_YEᵀ) + σ² G_EE with G_EE once
+per (n, seed): one product per cell instead of one per σ, equal to forming every copy
+(``formed``, the paper tables) up to float64 rounding. P_static and P_invert form the copies.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from .estimators import estimates_long
 from .mixing import operator_terms
 from .predictors import (
     DEFAULT_CLIP,
+    attention_native_eig,
+    attention_native_gram,
     attention_native_pinv,
     attention_native_spectrum,
     inversion_normal_matrix,
@@ -33,6 +40,7 @@ from .seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
 from .tasks import haar_orthonormal, teacher_kernel
 
 COLUMNS = list(FRONTIER_COLUMNS)  # the frontier table: the columns analyses read
+P_ATTN_SIGMA = ("formed", "linear")  # frontier.p_attn_sigma (module docstring)
 
 
 def frontier_inputs(
@@ -89,6 +97,8 @@ def frontier_grid(
     """Long table of r_hat for every cell × applicable predictor × estimator; ``progress(done,
     total)`` after each (n, seed, r*) block (see progress.py)."""
     d, B = fcfg["d"], fcfg["n_seqs"]
+    linear = fcfg.get("p_attn_sigma", "formed") == "linear"
+    sigmas = torch.tensor(fcfg["sigma"], dtype=torch.float64)[:, None, None]
     total = len(fcfg["n"]) * len(fcfg["seeds"]) * len(fcfg["r_star"])
     done = 0
     rows: list[dict] = []
@@ -101,6 +111,9 @@ def frontier_grid(
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
         X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
         pinv = attention_native_pinv(X)
+        if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
+            ZE = pinv @ E
+            G_EE = attention_native_gram(ZE, ZE)
         static_ok = B >= n * d
         if static_ok:
             x = X.reshape(1, B, n * d)
@@ -122,8 +135,10 @@ def frontier_grid(
                     for value_map in fcfg["value_maps"]:
                         V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
                         clean = MX @ V
+                        inverted = invert_ok and cls == "L4" and value_map == "known"
                         for i, s in enumerate(fcfg["sigma"]):  # Ys[i] = clean + s·E, in place
-                            torch.mul(E, s, out=Ys[i : i + 1]).add_(clean)
+                            if not linear or static_ok or inverted:
+                                torch.mul(E, s, out=Ys[i : i + 1]).add_(clean)
                         key = [
                             {
                                 "class": cls,
@@ -137,10 +152,16 @@ def frontier_grid(
                             }
                             for s in fcfg["sigma"]
                         ]
-                        emit(
-                            [{**k, "predictor": "P_attn"} for k in key],
-                            attention_native_spectrum(pinv.expand(S, -1, -1, -1), Ys),
-                        )
+                        if linear:
+                            Zc = pinv @ clean
+                            G_YE = attention_native_gram(Zc, ZE)
+                            C = attention_native_gram(Zc, Zc) + sigmas * (
+                                G_YE + G_YE.transpose(-1, -2)
+                            )
+                            spec = attention_native_eig(C + sigmas**2 * G_EE)
+                        else:
+                            spec = attention_native_spectrum(pinv.expand(S, -1, -1, -1), Ys)
+                        emit([{**k, "predictor": "P_attn"} for k in key], spec)
                         if static_ok:
                             y = Ys.reshape(S, B, n * d)
                             K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
@@ -153,7 +174,7 @@ def frontier_grid(
                                 else torch.linalg.svdvals(M_hat)
                             )
                             emit([{**k, "predictor": "P_static"} for k in key], spec)
-                        if invert_ok and cls == "L4" and value_map == "known":
+                        if inverted:
                             spec = inversion_spectrum(
                                 X.expand(S, -1, -1, -1),
                                 Ys,
