@@ -3,6 +3,8 @@
 Prints one JSON line. The issue's target is < 60 s on 2 cores. ``--config`` takes any run
 config (an overlay such as config/scale/d32.yaml too); ``--n`` and ``--seeds`` keep part of its
 grid (e.g. ``--config config/large.yaml --n 64 --seeds 0``: one d = 64 block in ~40 s).
+``--p-attn-sigma formed,linear`` times both routes of P_attn's noisy copies in each repeat,
+alternating, and adds their medians and the median ratio (frontier.p_attn_sigma).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n", type=int, nargs="+", help="only these n of the config's frontier grid")
     ap.add_argument("--seeds", type=int, nargs="+", help="only these seeds of the grid")
+    ap.add_argument("--p-attn-sigma", help="formed | linear, or formed,linear to compare")
     args = ap.parse_args(argv)
     cfg = load_run_config(args.config)
     fcfg = dict(cfg["frontier"])
@@ -38,16 +41,38 @@ def main(argv=None) -> None:
             fcfg[key] = [v for v in fcfg[key] if v in keep]
     torch.set_num_threads(args.threads)
     p = cfg["predict"]
-    times = []
+    routes = (args.p_attn_sigma or fcfg.get("p_attn_sigma", "formed")).split(",")
+    by_route: dict[str, list[float]] = {r: [] for r in routes}
     for _ in range(args.repeats):
-        t = time.perf_counter()
-        df = frontier_grid(fcfg, cfg["seed"], taus=p["taus"], tol=p["tol"], clip=p["clip"])
-        times.append(time.perf_counter() - t)
+        for route in reversed(routes):  # the first route last: its df is the one reported
+            t = time.perf_counter()
+            df = frontier_grid(
+                {**fcfg, "p_attn_sigma": route},
+                cfg["seed"],
+                taus=p["taus"],
+                tol=p["tol"],
+                clip=p["clip"],
+            )
+            by_route[route].append(time.perf_counter() - t)
+    times = by_route[routes[0]]
+    compared = {}
+    if len(routes) > 1:
+        compared = {
+            "route_seconds_median": {
+                r: round(statistics.median(v), 2) for r, v in by_route.items()
+            },
+            "route_speedup_median": {
+                r: round(statistics.median([a / b for a, b in zip(times, v)]), 3)
+                for r, v in by_route.items()
+            },
+        }
     print(
         json.dumps(
             {
+                "p_attn_sigma": routes[0],
                 "frontier_seconds_median": round(statistics.median(times), 2),
                 "frontier_seconds": [round(x, 2) for x in times],
+                **compared,
                 "rows": len(df),
                 "n": fcfg["n"],
                 "seeds": fcfg["seeds"],
