@@ -214,6 +214,7 @@ def test_factored_bilinear_term_equals_the_dense_one(rung, n, d):
     assert _rel(fact.dQa[on], (dense.dA @ K)[on]) < 5e-5
     assert _rel(fact.dKa[on], (dense.dA.transpose(1, 2) @ (c * Q))[on]) < 5e-5
     assert bool((fact.dA[on] == 0).all())
+    assert bool((fact.dQa[~on] == 0).all()) and bool((fact.dKa[~on] == 0).all())
     for s in on.nonzero().flatten().tolist():
         assert bool((fact.dQa[s, :, int(rank[s]) :] == 0).all())
         assert bool((fact.dKa[s, :, int(rank[s]) :] == 0).all())
@@ -277,6 +278,19 @@ def test_factored_products_train_to_the_same_students(rung):
     b = train_students(tasks, rung, [1, 2, 5], [0], opt, backend="fused", products="factored")
     np.testing.assert_allclose(b["metrics"].test_mse, a["metrics"].test_mse, rtol=1e-3)
     assert not a["metrics"].test_mse.equals(b["metrics"].test_mse)  # it did take the other path
+
+
+@needs_kernel
+def test_factored_and_dense_students_in_one_batch_train_as_alone():
+    """auto factors only the low ranks (here r ≤ 10 of d = 40, n·d = 320 > 256): in one batch
+    with dense students (whose factor gradients must stay exactly 0 from the kernel), every
+    student trains as it does with every student dense, to float32 rounding."""
+    tasks = _tasks("L4", n=8, d=40)
+    opt = Optim(lr=1e-2, batch=16, max_steps=100, eval_every=25)
+    ranks = [2, 10, 11, 40]
+    a = train_students(tasks, "L4", ranks, [0], opt, backend="fused", products="dense")
+    b = train_students(tasks, "L4", ranks, [0], opt, backend="fused", products="auto")
+    np.testing.assert_allclose(b["metrics"].test_mse, a["metrics"].test_mse, rtol=1e-3)
 
 
 @needs_kernel

@@ -351,7 +351,7 @@ INLINE void student_step(const int n, const int d, const int B, const float *RES
             gemm_rows(r, n, d, T, x, dKT, 1);        /* dKaᵀ += (dZᵀ x Qa)ᵀ x */
         }
     }
-    if (backward && r)
+    if (backward && f.dQa)   /* every student's rows (a dense student's: zero) */
         for (int k = 0; k < d; k++)
             for (int c = 0; c < f.ld; c++) {
                 f.dQa[k * f.ld + c] = c < r ? dQT[c * d + k] : 0.0f;

@@ -32,9 +32,8 @@ PRODUCTS = ("auto", "dense", "factored")
 #: ``train.products: auto`` keeps the dense products (A = Q Kᵀ formed) up to this n·d: the
 #: paper tables were made with them, and at d = 16 the factored form saves little
 DENSE_PRODUCTS_MAX_ND = 256
-#: above it, ``auto`` factors the bilinear term of students of rank r ≤ d · this: measured at
-#: n = d = 64 (one thread), a whole step is 1.5x faster at r = 1, 1.33x at 8, 1.2x at 16 and
-#: even at 32 (benchmarks/bench_train.py --products)
+#: above it, ``auto`` factors the bilinear term of students of rank r ≤ d · this: at n = d = 64
+#: (one thread) a whole step measured 1.5x faster at r = 1, 1.33x at 8, 1.2x at 16, 1.0x at 32
 FACTORED_MAX_RANK_FRACTION = 0.25
 
 
@@ -54,6 +53,15 @@ def factored_ranks(rank, student_class: str, n: int, d: int, products: str) -> n
     if not bilinear_coefficient(student_class, n=n, d=d):
         use[:] = False
     return np.where(use, rank, 0)
+
+
+def _factors(cls: str, n: int, d: int, beta: float, rank, Q, K):
+    """(``factors`` for fused.fused_step or None, c): A = c Q Kᵀ taken as (c Q) Kᵀ by the
+    students with ``rank`` > 0 (None when there are none)."""
+    c = bilinear_coefficient(cls, n=n, d=d, beta=beta)
+    if rank is None or not bool(rank.any()):
+        return None, c
+    return (rank, c * Q, K), c
 
 
 @dataclass(frozen=True)
@@ -114,9 +122,8 @@ def grad_fused(prob: Problem, W, G, rows, task, ids) -> torch.Tensor:
     A, bias, softmax = operator_terms(
         cls, Q @ K.transpose(-1, -2), n=sh.n, d=sh.d, beta=prob.beta, P=P
     )
-    factors, c = None, bilinear_coefficient(cls, n=sh.n, d=sh.d, beta=prob.beta)
-    if prob.factored is not None and bool(prob.factored[ids].any()):
-        factors = (prob.factored[ids], c * Q, K)
+    rank = None if prob.factored is None else prob.factored[ids]
+    factors, c = _factors(cls, sh.n, sh.d, prob.beta, rank, Q, K)
     step = fused.fused_step(prob.X, prob.Y, rows, A, bias, V, softmax, factors=factors)
     dkernel = operator_terms_adjoint(cls, step.dA, step.dbias, n=sh.n, d=sh.d, beta=prob.beta, P=P)
     dQ, dK, dVv = sh.unpack(G)
@@ -212,8 +219,6 @@ def evaluate_fused(student_class, X, Y, kernel, V, beta, P, factors=None) -> tor
         student_class, kernel, n=n, d=d, beta=beta, P=P.expand(len(kernel), n, d)
     )
     if factors is not None:
-        rank, Q, K = factors
-        c = bilinear_coefficient(student_class, n=n, d=d, beta=beta)
-        factors = (rank, c * Q, K) if bool(rank.any()) else None
+        factors, _ = _factors(student_class, n, d, beta, *factors)
     rows = torch.arange(len(X)).expand(len(kernel), len(X))
     return fused.fused_step(X, Y, rows, A, bias, V, softmax, factors=factors, backward=False).loss
