@@ -17,6 +17,11 @@ written by the pipeline's own write_tasks), one after another in this process:
 One JSON line on stdout; progress on stderr. Finishes within 5 minutes on one data-centre GPU
 at paper scale (task files ~15 s, GPU stage ~1-2 min, CPU budget 120 s). Without a GPU it stops
 with one line; `--device cpu` runs the same measurement on CPU only (a smoke test of this script).
+
+The large config (d = n = 64): `--config config/large.yaml --gpu-chunk 128 --task-threads 8`
+(its `chunk: 8` is sized for CPU caches; a GPU wants large batched products), with
+`--gpu-deadline` to stop the GPU stage after that many seconds (`gpu_jobs_done` says how far it
+got; the stage time then covers those jobs only).
 """
 
 from __future__ import annotations
@@ -63,6 +68,14 @@ def mixed_order(jobs: list) -> list:
     return out
 
 
+def with_chunk(cfg: dict, chunk: int | None) -> dict:
+    """``cfg`` with every student class's ``chunk`` (students per pass) set to ``chunk``."""
+    if chunk is None:
+        return cfg
+    classes = {k: {**v, "chunk": chunk} for k, v in cfg["train"]["classes"].items()}
+    return {**cfg, "train": {**cfg["train"], "classes": classes}}
+
+
 def run_job(cfg: dict, job, device: str) -> tuple[float, pd.DataFrame]:
     rung, kind, _, paths = job
     t = time.perf_counter()
@@ -87,7 +100,7 @@ def main(argv=None) -> None:
         "--cpu-budget",
         type=float,
         default=120.0,
-        help="seconds of CPU training to measure the ratio on (default 120)",
+        help="seconds of CPU training to measure the ratio on (default 120; 0: no CPU jobs)",
     )
     ap.add_argument(
         "--device",
@@ -104,6 +117,30 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--max-jobs", type=int, default=None, help="only the first N jobs (smoke tests)"
     )
+    ap.add_argument(
+        "--gpu-chunk",
+        type=int,
+        default=None,
+        help="students per forward/backward pass on the GPU (default: the config's chunk)",
+    )
+    ap.add_argument(
+        "--gpu-deadline",
+        type=float,
+        default=None,
+        help="stop the GPU stage once it has run this many seconds (default: never)",
+    )
+    ap.add_argument(
+        "--metrics-out",
+        default=None,
+        help="write the GPU students' metrics table here (CSV), e.g. to compare the knees "
+        "with a CPU run's results/<run>/tables",
+    )
+    ap.add_argument(
+        "--task-threads",
+        type=int,
+        default=None,
+        help="torch threads while writing the task files (default: the config's threads)",
+    )
     args = ap.parse_args(argv)
     if args.device == "cuda" and torch.version.cuda is None:
         sys.exit(
@@ -117,7 +154,7 @@ def main(argv=None) -> None:
         )
     cfg = load_config(args.config)
     threads = cfg["threads"]
-    torch.set_num_threads(threads)
+    torch.set_num_threads(args.task_threads or threads)
     t_start = time.perf_counter()
 
     with tempfile.TemporaryDirectory(prefix="bench_gpu_") as tmp:
@@ -127,29 +164,38 @@ def main(argv=None) -> None:
         for rung in rungs:
             write_tasks(cfg, rung, task_dir)
         tasks_s = time.perf_counter() - t
+        torch.set_num_threads(threads)
         jobs = training_jobs(cfg, task_dir)[: args.max_jobs]
         log(f"{len(task_specs(cfg))} task files in {tasks_s:.1f} s; {len(jobs)} training jobs")
 
         # GPU: one warm-up job (CUDA context, kernels), then the whole stage
         dev = args.device
-        warm_s, _ = run_job(cfg, jobs[0], dev)
+        gpu_cfg = with_chunk(cfg, args.gpu_chunk)
+        warm = next((j for j in jobs if j[1] == "static"), jobs[0])  # a short job
+        warm_s, _ = run_job(gpu_cfg, warm, dev)
         log(f"warm-up on {dev}: {warm_s:.1f} s")
         gpu_times, gpu_metrics = {}, []
+        t_gpu = time.perf_counter()
         for job in jobs:
-            s, m = run_job(cfg, job, dev)
+            if args.gpu_deadline is not None and time.perf_counter() - t_gpu >= args.gpu_deadline:
+                log(f"GPU deadline {args.gpu_deadline:.0f} s reached after {len(gpu_times)} jobs")
+                break
+            s, m = run_job(gpu_cfg, job, dev)
             gpu_times[job[:3]] = s
             gpu_metrics.append(m)
             log(f"{dev} {job[0]} {job[1]} c{job[2]}: {s:.2f} s")
+            if args.metrics_out:  # after every job: a run cut short still leaves its students
+                pd.concat(gpu_metrics, ignore_index=True).to_csv(args.metrics_out, index=False)
         gpu_stage = sum(gpu_times.values())
         peak_gpu_mb = (torch.cuda.max_memory_allocated() / 2**20) if dev == "cuda" else None
 
         # CPU: the same jobs, mixed order, until the budget is spent
         cpu_times, cpu_metrics = {}, []
         t_cpu = time.perf_counter()
-        for job in mixed_order(jobs):
+        for job in mixed_order([j for j in jobs if j[:3] in gpu_times]):
             spent = time.perf_counter() - t_cpu
             over = spent >= args.cpu_budget or time.perf_counter() - t_start >= args.deadline
-            if cpu_times and over:
+            if args.cpu_budget <= 0 or (cpu_times and over):
                 break
             s, m = run_job(cfg, job, "cpu")
             cpu_times[job[:3]] = s
@@ -159,8 +205,9 @@ def main(argv=None) -> None:
     both = list(cpu_times)
     cpu_s = sum(cpu_times.values())
     gpu_s = sum(gpu_times[k] for k in both)
-    ratio = cpu_s / gpu_s if gpu_s > 0 else float("nan")
-    all_cpu = len(both) == len(jobs)
+    ratio = cpu_s / gpu_s if gpu_s > 0 else None  # None: no CPU jobs (--cpu-budget 0)
+    all_cpu = len(both) == len(gpu_times)
+    cpu_estimate = cpu_s if all_cpu else gpu_stage * ratio if ratio is not None else None
     eps = cfg["train"]["epsilon"]
     k_gpu = knees(pd.concat(gpu_metrics, ignore_index=True), eps)
     k_cpu = knees(pd.concat(cpu_metrics, ignore_index=True), eps) if cpu_metrics else pd.Series()
@@ -176,6 +223,8 @@ def main(argv=None) -> None:
                 if dev == "cuda"
                 else f"cpu ({platform.processor() or platform.machine()})",
                 "training_jobs": len(jobs),
+                "gpu_jobs_done": len(gpu_times),
+                "gpu_chunk": args.gpu_chunk,
                 "students": int(sum(len(m) for m in gpu_metrics)),
                 "gpu_stage_seconds": round(gpu_stage, 2),
                 "gpu_warmup_seconds": round(warm_s, 2),
@@ -183,8 +232,10 @@ def main(argv=None) -> None:
                 "jobs_on_both": len(both),
                 "cpu_seconds": round(cpu_s, 2),
                 "gpu_seconds": round(gpu_s, 2),
-                "cpu_over_gpu": round(ratio, 2),
-                "cpu_stage_seconds_estimate": round(cpu_s if all_cpu else gpu_stage * ratio, 1),
+                "cpu_over_gpu": None if ratio is None else round(ratio, 2),
+                "cpu_stage_seconds_estimate": None
+                if cpu_estimate is None
+                else round(cpu_estimate, 1),
                 "cpu_stage_measured": all_cpu,
                 "knee_agreement": f"{agree}/{len(common)}",
                 "peak_gpu_memory_mb": round(peak_gpu_mb, 1) if peak_gpu_mb is not None else None,

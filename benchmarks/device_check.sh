@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU check, as one script (about 8 minutes on one data-centre GPU): what the CUDA path is
+# asked to do, run where a GPU is lent for a few minutes. Usage: benchmarks/device_check.sh OUTDIR
+#
+#   env.txt                 GPU, driver, torch/numpy/pandas versions, CPU cores
+#   pytest.txt              the CUDA tests (tests/test_engine.py -k cuda: training on the GPU
+#                           agrees with the CPU)
+#   large.json, large.log   bench_gpu.py on config/large.yaml (d = n = 64): task files, then the
+#                           training stage on the GPU at 128 students per pass (the config's 8
+#                           is sized for CPU caches), for at most GPU_DEADLINE seconds; no CPU
+#                           jobs (the CPU's large run is the comparison: its own tables)
+#   large_gpu_metrics.csv   every GPU student's metrics, to compare the knees with a CPU run:
+#                           python benchmarks/compare_knees.py large_gpu_metrics.csv results/large
+#   paper.json, paper.log   bench_gpu.py at paper scale (GPU stage, CPU ratio, knee agreement)
+#
+# Where the Python there lacks jsonschema, put its wheels in .whl/ (see the README, "On a GPU").
+set -uo pipefail
+out=${1:?usage: benchmarks/device_check.sh OUTDIR}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+py=${PYTHON:-python3}
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  $py -c "import torch, numpy, pandas; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numpy', numpy.__version__, 'pandas', pandas.__version__)"
+  echo "cpu cores: $(nproc)"
+} >"$out/env.txt" 2>&1
+timeout 90 $py -m pytest -q -p no:cacheprovider tests/test_engine.py -k cuda >"$out/pytest.txt" 2>&1
+echo "pytest exit $?" >>"$out/pytest.txt"
+timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config config/large.yaml \
+  --gpu-chunk 128 --task-threads "$(nproc)" --gpu-deadline "${GPU_DEADLINE:-180}" --cpu-budget 0 \
+  --metrics-out "$out/large_gpu_metrics.csv" >"$out/large.json" 2>"$out/large.log"
+echo "exit $?" >>"$out/large.log"
+timeout "${PAPER_TIMEOUT:-200}" $py benchmarks/bench_gpu.py --cpu-budget 60 --deadline 170 \
+  >"$out/paper.json" 2>"$out/paper.log"
+echo "exit $?" >>"$out/paper.log"
