@@ -127,7 +127,8 @@ def main(argv=None) -> None:
         "--gpu-deadline",
         type=float,
         default=None,
-        help="stop the GPU stage once it has run this many seconds (default: never)",
+        help="stop the GPU stage once it has run this many seconds, after at least one job "
+        "(default: never)",
     )
     ap.add_argument(
         "--metrics-out",
@@ -177,7 +178,10 @@ def main(argv=None) -> None:
         gpu_times, gpu_metrics = {}, []
         t_gpu = time.perf_counter()
         for job in jobs:
-            if args.gpu_deadline is not None and time.perf_counter() - t_gpu >= args.gpu_deadline:
+            over = (
+                args.gpu_deadline is not None and time.perf_counter() - t_gpu >= args.gpu_deadline
+            )
+            if gpu_times and over:  # at least one job
                 log(f"GPU deadline {args.gpu_deadline:.0f} s reached after {len(gpu_times)} jobs")
                 break
             s, m = run_job(gpu_cfg, job, dev)

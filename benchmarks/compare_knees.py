@@ -35,6 +35,11 @@ def cpu_metrics(run: Path) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
 
+def _knee(r: float) -> int | None:
+    """A knee for JSON: the rank, or None where no trained rank reached ε."""
+    return None if np.isnan(r) else int(r)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gpu_metrics", type=Path)
@@ -59,7 +64,9 @@ def main(argv=None) -> None:
             {
                 "tasks": len(common),
                 "knees_equal": len(same),
-                "knees_differ": {t: [kg[t], kc[t]] for t in common if t not in same},
+                "knees_differ": {  # task: [GPU knee, CPU knee]
+                    t: [_knee(kg[t]), _knee(kc[t])] for t in common if t not in same
+                },
                 "students_gpu": len(gpu),
                 "students_both": len(both),
                 "max_abs_log10_R_ratio": round(float(ratio.max()), 3) if len(both) else None,

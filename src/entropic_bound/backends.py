@@ -33,7 +33,8 @@ PRODUCTS = ("auto", "dense", "factored")
 #: paper tables were made with them, and at d = 16 the factored form saves little
 DENSE_PRODUCTS_MAX_ND = 256
 #: above it, ``auto`` factors the bilinear term of students of rank r ≤ d · this: at n = d = 64
-#: (one thread) a whole step measured 1.5x faster at r = 1, 1.33x at 8, 1.2x at 16, 1.0x at 32
+#: (one thread) a whole step measured 1.42x faster at r = 1, 1.26x at 8, 1.19x at 16
+#: (benchmarks/bench_train.py --products dense,factored: the two alternated, medians)
 FACTORED_MAX_RANK_FRACTION = 0.25
 
 
