@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from entropic_bound import fused
-from entropic_bound.engine import Optim, tail_energy, train_students
+from entropic_bound.engine import Optim, flush_denormal_is_on, tail_energy, train_students
 from entropic_bound.tasks import TaskSpec, make_task
 
 FAST = Optim(lr=3e-2, batch=32, max_steps=400, eval_every=25, patience=2, lr_drops=1)
@@ -111,6 +111,36 @@ def test_diverging_training_fails_loudly(backend):
             Optim(lr=1e30, batch=32, max_steps=50, eval_every=25),
             backend=backend,
         )
+
+
+@pytest.mark.parametrize("mode", [False, True])
+def test_training_leaves_the_flush_denormal_mode_as_it_found_it(mode, backend):
+    """Training runs with subnormals flushed to zero and puts the caller's mode back, after a
+    normal return and after a diverging run's error (it once left the mode on for the whole
+    process, and later hypothesis tests could not draw floats)."""
+    tasks = _tasks("L4", (1,))
+    torch.set_flush_denormal(mode)
+    try:
+        assert flush_denormal_is_on() is mode
+        train_students(tasks, "L4", [1], [0], FAST, backend=backend)
+        assert flush_denormal_is_on() is mode
+        diverging = Optim(lr=1e30, batch=32, max_steps=50, eval_every=25)
+        with pytest.raises(ValueError, match="diverged"):
+            train_students(tasks, "L4", [1], [0], diverging, backend=backend)
+        assert flush_denormal_is_on() is mode
+    finally:
+        torch.set_flush_denormal(False)
+
+
+def test_flush_denormal_is_on_reads_the_mode():
+    torch.set_flush_denormal(True)
+    try:
+        assert flush_denormal_is_on() is True
+        assert float(torch.tensor(torch.finfo(torch.float32).tiny) / 4) == 0.0
+    finally:
+        torch.set_flush_denormal(False)
+    assert flush_denormal_is_on() is False
+    assert float(torch.tensor(torch.finfo(torch.float32).tiny) / 4) > 0.0
 
 
 def test_rank_mask_holds_through_training(backend):

@@ -18,6 +18,7 @@ reproducible.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 
@@ -211,6 +212,33 @@ def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim, produ
     return layout, prob, Y.pow(2).mean((1, 2, 3))
 
 
+def flush_denormal_is_on() -> bool:
+    """Whether this thread flushes subnormal floats to zero. torch has a setter
+    (``torch.set_flush_denormal``) and no getter: half the least normal float32 is subnormal,
+    so it comes out 0 exactly when they are flushed."""
+    return bool(torch.tensor(torch.finfo(torch.float32).tiny) * 0.5 == 0)
+
+
+def _flushing_denormals(train):
+    """Run ``train`` with subnormal floats flushed to zero (saturated softmax tails make them;
+    they are slow on x86, and every result was made this way), then put the caller's mode back,
+    also when it raises: the mode is process-wide state that a library call must not leave
+    changed (a caller's float arithmetic would change with it; hypothesis refuses to draw
+    floats under it)."""
+
+    @functools.wraps(train)
+    def wrapper(*args, **kwargs):
+        before = flush_denormal_is_on()
+        torch.set_flush_denormal(True)
+        try:
+            return train(*args, **kwargs)
+        finally:
+            torch.set_flush_denormal(before)
+
+    return wrapper
+
+
+@_flushing_denormals
 def train_students(
     tasks: list[tuple[dict, dict]],
     student_class: str,
@@ -242,9 +270,6 @@ def train_students(
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
-    # a guard (process-wide): subnormal floats, e.g. saturated softmax tails, are slow on x86.
-    # On the paper workload it measured no difference, so results do not depend on it.
-    torch.set_flush_denormal(True)
     layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
     metas, S, N = [m for _, m in tasks], len(layout), prob.X.shape[0] // len(tasks)
     W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
