@@ -14,6 +14,8 @@
 #   paper.json, paper.log   bench_gpu.py at paper scale (GPU stage, CPU ratio, knee agreement)
 #
 # Where the Python there lacks jsonschema, put its wheels in .whl/ (see the README, "On a GPU").
+# A dry run of the plumbing on a CPU, in about a minute:
+#   DEVICE=cpu LARGE_CONFIG=config/quick.yaml PAPER_CONFIG=config/quick.yaml benchmarks/device_check.sh /tmp/dc
 set -uo pipefail
 out=${1:?usage: benchmarks/device_check.sh OUTDIR}
 mkdir -p "$out"
@@ -26,10 +28,13 @@ py=${PYTHON:-python3}
 } >"$out/env.txt" 2>&1
 timeout 90 $py -m pytest -q -p no:cacheprovider tests/test_engine.py -k cuda >"$out/pytest.txt" 2>&1
 echo "pytest exit $?" >>"$out/pytest.txt"
-timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config config/large.yaml \
+device=${DEVICE:-cuda}
+timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config "${LARGE_CONFIG:-config/large.yaml}" \
+  --device "$device" \
   --gpu-chunk 128 --task-threads "$(nproc)" --gpu-deadline "${GPU_DEADLINE:-180}" --cpu-budget 0 \
   --metrics-out "$out/large_gpu_metrics.csv" >"$out/large.json" 2>"$out/large.log"
 echo "exit $?" >>"$out/large.log"
-timeout "${PAPER_TIMEOUT:-200}" $py benchmarks/bench_gpu.py --cpu-budget 60 --deadline 170 \
+timeout "${PAPER_TIMEOUT:-200}" $py benchmarks/bench_gpu.py --config "${PAPER_CONFIG:-config/config.yaml}" \
+  --device "$device" --cpu-budget 60 --deadline 170 \
   >"$out/paper.json" 2>"$out/paper.log"
 echo "exit $?" >>"$out/paper.log"
