@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from entropic_bound.analysis import empirical_knees, risk_curves
 from entropic_bound.config import load_config
 from entropic_bound.pipeline import chunks_of_rung, train_chunk, write_tasks
 from entropic_bound.tasks import task_specs
@@ -86,11 +87,9 @@ def run_job(cfg: dict, job, device: str) -> tuple[float, pd.DataFrame]:
 
 
 def knees(metrics: pd.DataFrame, epsilon: float) -> pd.Series:
-    """r_emp per task: the least rank whose median R over student seeds is <= epsilon."""
-    m = metrics[~metrics.static_student]
-    med = m.groupby(["task_id", "rank"]).R.median().reset_index()
-    ok = med[med.R <= epsilon]
-    return ok.groupby("task_id")["rank"].min().reindex(m.task_id.unique())
+    """r_emp per task, as the analysis defines it (least rank of the own class whose median R
+    over student seeds is <= epsilon), indexed by task_id."""
+    return empirical_knees(risk_curves(metrics), epsilon).set_index("task_id").r_emp
 
 
 def main(argv=None) -> None:
