@@ -109,6 +109,26 @@ def test_library_imports_without_snakemake_and_plotting():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
+def test_building_the_dag_imports_no_torch():
+    """The library modules the Snakefile and its rules import at parse time (top-level
+    ``from entropic_bound.X import``) load without torch: every ``snakemake`` call, a dry run
+    or a cluster job's own, parses them, and torch costs ~2.5 s of that each time."""
+    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    modules = sorted(
+        {
+            line.split()[1]
+            for path in sources
+            for line in path.read_text().splitlines()
+            if line.startswith("from entropic_bound") or line.startswith("import entropic_bound")
+        }
+    )
+    assert "entropic_bound.config" in modules and "entropic_bound.taskgrid" in modules, modules
+    code = f"import importlib, sys\nfor m in {modules!r}:\n    importlib.import_module(m)\n"
+    code += "print(sorted(k for k in sys.modules if k.split('.')[0] == 'torch')[:3])"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr)
+
+
 def test_wheel_builds_without_warnings_and_validates_a_config(tmp_path):
     """Build the wheel (this venv's setuptools, no network), unpack it, and validate the shipped
     configs with it alone: schemas come from the package data, not from the repository."""

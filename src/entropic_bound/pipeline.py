@@ -20,11 +20,8 @@ from .predictors import (
 from .progress import report
 from .rungs import is_softmax
 from .seeds import noisy_copy_rng
-from .tasks import TaskSpec, load_task, make_task, task_specs
-
-
-def specs_of_rung(cfg: dict, rung: str) -> list[TaskSpec]:
-    return [s for s in task_specs(cfg) if s.rung == rung]
+from .taskgrid import specs_of_rung
+from .tasks import load_task, make_task
 
 
 def write_tasks(cfg: dict, rung: str, out_dir, progress=None) -> list[Path]:
@@ -129,13 +126,6 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
     out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
     return out[list(PREDICTION_COLUMNS)]
-
-
-def chunks_of_rung(cfg: dict, rung: str) -> list[list[TaskSpec]]:
-    """The rung's tasks in groups of train.tasks_per_job (one training job each)."""
-    specs = specs_of_rung(cfg, rung)
-    size = cfg["train"]["tasks_per_job"]
-    return [specs[i : i + size] for i in range(0, len(specs), size)]
 
 
 def train_chunk(

@@ -10,8 +10,7 @@ sys.path.insert(0, str(EB_ROOT / "src"))
 
 from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.config import config_hash  # noqa: E402
-from entropic_bound.pipeline import chunks_of_rung  # noqa: E402
-from entropic_bound.tasks import task_specs  # noqa: E402
+from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402  (no torch: see taskgrid.py)
 
 # Before any rule: every config file strictly re-read, the merged config and the claims
 # validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
