@@ -97,6 +97,67 @@ def test_class_optim_overrides_default():
     assert o["lr"] == 0.5 and o["batch"] == cfg["train"]["classes"]["default"]["batch"]
 
 
+# ---- integers: JSON Schema counts 8.0 as an integer, Python does not ----
+
+
+@pytest.mark.parametrize(
+    "dotted, value",
+    [
+        ("train__tasks_per_job", 8.0),  # was a TypeError traceback in common.smk at parse time
+        ("task__n", 8.0),
+        ("task__r_star", [1.0, 2]),  # was task files named L0_r1.0_s0
+        ("threads", 1.0),
+        ("seed", 0.0),
+        ("frontier__n_seqs", 128.0),
+        ("train__classes__default__batch", 64.0),
+        ("exploratory__boundaries__per_decade", 4.0),
+    ],
+)
+def test_integer_valued_float_is_not_an_integer(dotted, value):
+    key = dotted.replace("__", ".")
+    with pytest.raises(ConfigError, match=rf"config key '{key}(\[0\])?': .* not of type 'integer'"):
+        validate(_with(**{dotted: value}))
+
+
+def test_every_schema_integer_refuses_a_float():
+    """Each `integer` of the schema, found by walking it: a float there is refused."""
+    spec = load_schema("config")
+
+    def resolve(node):
+        while "$ref" in node:
+            node = spec["$defs"][node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    found = []
+
+    def walk(node, path):
+        node = resolve(node)
+        if node.get("type") == "integer":
+            found.append(path)
+        for key, sub in node.get("properties", {}).items():
+            walk(sub, (*path, key))
+        if isinstance(node.get("additionalProperties"), dict):
+            walk(node["additionalProperties"], (*path, "default"))
+        if "items" in node:
+            walk(node["items"], (*path, 0))
+
+    walk(spec, ())
+    assert len(found) > 20
+    for path in found:
+        cfg = _quick()
+        node = cfg
+        for p in path[:-1]:
+            if isinstance(p, int) and not node:
+                node.append(8)
+            node = node[p]
+        last = path[-1]
+        if isinstance(last, int) and not node:
+            node.append(8)
+        node[last] = float(node[last]) if isinstance(node[last], int) else 8.0
+        with pytest.raises(ConfigError, match="not of type 'integer'"):
+            validate(cfg)
+
+
 # ---- non-finite numbers: YAML's .nan / .inf pass a schema's minimum ----
 
 
@@ -390,6 +451,7 @@ BAD_CONFIGS = {
     "duplicate_key": ("seed: 0\nseed: 1\n", "key 'seed' appears twice"),
     "alias_bomb": (alias_bomb(), "more than 100000 values once its aliases"),
     "unknown_key": ("train:\n  epsilonn: 1\n", "epsilonn"),
+    "integer_as_float": ("train:\n  tasks_per_job: 8.0\n", "'train.tasks_per_job'"),
 }
 
 

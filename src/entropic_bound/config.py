@@ -91,17 +91,29 @@ def _fill_defaults(cfg, sub: dict) -> None:
             _fill_defaults(cfg[key], prop)
 
 
+@functools.cache
+def _validator_class():
+    """Draft 2020-12 with ``integer`` meaning a Python int. The draft counts 8.0 as an integer
+    (a float with no fractional part), which then reaches ``range``, slicing and tensor shapes
+    as a float (a traceback at parse time, or task files named ``L0_r1.0_s0``)."""
+    from jsonschema import Draft202012Validator, validators
+
+    def is_integer(checker, value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
+    return validators.extend(Draft202012Validator, type_checker=checker)
+
+
 def validate(cfg: dict, schema: str = "config") -> dict:
     """Raise ConfigError naming the first offending key, else return ``cfg`` with its schema
     defaults filled in. ``schema`` is ``config`` (pipeline) or ``claims`` (thresholds)."""
-    import jsonschema
-
     if not isinstance(cfg, dict):
         raise ConfigError(f"{schema} must be a mapping of keys, not {type(cfg).__name__}")
     check_finite(cfg, schema)
     spec = load_schema(schema)
     errors = sorted(
-        jsonschema.Draft202012Validator(spec).iter_errors(cfg),
+        _validator_class()(spec).iter_errors(cfg),
         key=lambda e: [str(p) for p in e.absolute_path],
     )
     if errors:
