@@ -21,6 +21,7 @@ from entropic_bound.config import (
     class_optim,
     config_hash,
     load_config,
+    load_scale_list,
     load_schema,
     validate,
     validate_config,
@@ -426,6 +427,87 @@ def test_workflow_check_rereads_every_config_file(tmp_path):
     bad_claims = _write(tmp_path, "claims.yaml", claims.read_text() + "epsilon: 1.0\n")
     with pytest.raises(ConfigError, match="key 'epsilon' appears twice"):
         check_workflow_config(_quick(), [quick], bad_claims)
+
+
+# ---- the scale list: its form and every config it names, before any scale runs ----
+
+
+def test_shipped_scale_lists_pass():
+    for name in ("scales.yaml", "scales_cpu.yaml"):
+        scales = load_scale_list(REPO / "config" / "scale" / name, resolve=lambda p: REPO / p)
+        assert [s["d"] for s in scales] == [8, 16, 32, 64][: len(scales)]
+        assert len({s["run_name"] for s in scales}) == len(scales)
+
+
+def _scale_list(tmp_path, entries, **configs):
+    """A scale list of ``entries`` (d, config name) and the configs ``configs`` (name: text)."""
+    for name, text in configs.items():
+        _write(tmp_path, f"{name}.yaml", text)
+    rows = "".join(f"  - {{d: {d}, config: {cfg}}}\n" for d, cfg in entries)
+    return _write(tmp_path, "scales.yaml", "scales:\n" + rows)
+
+
+def _resolve(tmp_path):
+    def resolve(path):
+        p = tmp_path / f"{path}.yaml"
+        return p if p.exists() else REPO / path
+
+    return resolve
+
+
+D8 = "config/scale/d8.yaml"
+SCALE_LISTS = {
+    # was a ValueError traceback at parse time
+    "d twice": ([(8, D8), (8, "config/config.yaml")], {}, "d = 8 is listed twice"),
+    # was a TypeError traceback at parse time
+    "config not a string": ([(16, 5)], {}, r"key 'scales\[0\]\.config': 5 is not of type"),
+    # was an InputFunctionException traceback (int('True')) on `snakemake -n scale`
+    "d a boolean": ([("true", D8)], {}, r"key 'scales\[0\]\.d': True is not of type 'integer'"),
+    "d not positive": ([(-4, D8)], {}, r"-4 is less than the minimum of 1"),
+    # was a MissingInputException of rule scale_run
+    "config missing": ([(8, "nowhere")], {}, r"config file .*nowhere does not exist"),
+    # was accepted: the inner run failed on it after every scale before it had run
+    "config invalid": ([(16, "bad")], {"bad": "task: {beta: .nan}\n"}, r"'task\.beta' is nan"),
+    # was accepted: the d = 32 column held the d = 8 run
+    "d not the config's": ([(32, D8)], {}, r"task\.d = 8, not d = 32"),
+    # was accepted: two inner runs at once into results/scale_d8/ (both with --nolock)
+    "one run_name twice": (
+        [(8, D8), (16, "same")],
+        {"same": "run_name: scale_d8\n"},
+        r"scales\[1\] .*run_name 'scale_d8' is also scales\[0\]'s",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCALE_LISTS))
+def test_bad_scale_list_is_one_line(case, tmp_path):
+    entries, configs, match = SCALE_LISTS[case]
+    path = _scale_list(tmp_path, entries, **configs)
+    with pytest.raises(ConfigError, match=match) as exc:
+        load_scale_list(path, resolve=_resolve(tmp_path))
+    assert str(exc.value).startswith(f"scale list {path}") and "\n" not in str(exc.value)
+
+
+def test_scale_list_file_itself_is_read_strictly(tmp_path):
+    with pytest.raises(ConfigError, match=r"^scale list .*none\.yaml does not exist"):
+        load_scale_list(tmp_path / "none.yaml")
+    with pytest.raises(ConfigError, match=r"^scale list .*: key 'scales' appears twice"):
+        load_scale_list(_write(tmp_path, "s.yaml", "scales: []\nscales: []\n"))
+    with pytest.raises(ConfigError, match=r"^scale list .*: key 'scales': \[\] should be non"):
+        load_scale_list(_write(tmp_path, "s.yaml", "scales: []\n"))
+
+
+def test_snakemake_scale_stops_at_parse_time_on_a_bad_scale_list(tmp_path, capfd):
+    from test_profiles import load_workflow
+
+    path = _scale_list(tmp_path, [(32, str(REPO / D8))])
+    before = _snapshot()
+    with pytest.raises(SystemExit) as exc:
+        load_workflow(scale_list=str(path))
+    assert exc.value.code == 2
+    err = [line for line in capfd.readouterr().err.splitlines() if "entropic-bound" in line]
+    assert len(err) == 1 and "task.d = 8, not d = 32" in err[0], err
+    assert _snapshot() == before
 
 
 # ---- what the user sees: Snakemake stops at parse time, one line, exit 2, nothing written ----

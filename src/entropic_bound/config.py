@@ -107,7 +107,8 @@ def _validator_class():
 
 def validate(cfg: dict, schema: str = "config") -> dict:
     """Raise ConfigError naming the first offending key, else return ``cfg`` with its schema
-    defaults filled in. ``schema`` is ``config`` (pipeline) or ``claims`` (thresholds)."""
+    defaults filled in. ``schema`` is ``config`` (pipeline), ``claims`` (thresholds) or
+    ``scales`` (the scale list's form; :func:`load_scale_list` checks the rest)."""
     if not isinstance(cfg, dict):
         raise ConfigError(f"{schema} must be a mapping of keys, not {type(cfg).__name__}")
     check_finite(cfg, schema)
@@ -121,7 +122,7 @@ def validate(cfg: dict, schema: str = "config") -> dict:
     _fill_defaults(cfg, spec)
     if schema == "config":
         check_relations(cfg)
-    else:
+    elif schema == "claims":
         check_claims_relations(cfg)
     return cfg
 
@@ -255,6 +256,57 @@ def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
             raise ConfigError(str(exc)) from None
     validate(cfg, "config")
     return load_config(claims_path, "claims")
+
+
+def load_scale_list(path, resolve=Path, base=None) -> list[dict]:
+    """``snakemake scale``'s list (config/scale/scales.yaml), checked whole before any job:
+    its form (schema ``scales``), no d twice, every listed config valid as its run will see
+    it (``base``, default this clone's config/config.yaml, then the file over it), listed
+    under its own ``task.d``, and no two configs writing one ``results/<run_name>/`` (their
+    runs would go at once into one directory). ``resolve`` maps a listed path to a file.
+    Returns ``[{d, config, run_name}]`` sorted by d, ``config`` resolved."""
+    label = f"scale list {path}"
+    try:
+        doc = read_config(path)
+    except ConfigError as exc:  # "config file <path> ...": the file is the scale list
+        raise ConfigError(str(exc).replace("config file", "scale list", 1)) from None
+    try:
+        doc = validate(doc, "scales")
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("scales key", f"{label}: key", 1)) from None
+    scales = doc["scales"]
+    first: dict[int, int] = {}
+    for i, s in enumerate(scales):
+        if s["d"] in first:
+            raise ConfigError(
+                f"{label}: d = {s['d']} is listed twice (scales[{first[s['d']]}] and "
+                f"scales[{i}]); keep one"
+            )
+        first[s["d"]] = i
+    base = REPO / "config" / "config.yaml" if base is None else base
+    base_cfg = read_config(base)
+    out, runs = [], {}
+    for i, s in enumerate(scales):
+        config = resolve(s["config"])
+        where = f"{label}: scales[{i}] (d = {s['d']}, {s['config']})"
+        try:
+            cfg = validate(merged(base_cfg, read_config(config)))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if cfg["task"]["d"] != s["d"]:
+            raise ConfigError(
+                f"{where}: the config runs task.d = {cfg['task']['d']}, not d = {s['d']}; "
+                f"list it under d = {cfg['task']['d']}"
+            )
+        name = cfg["run_name"]
+        if name in runs:
+            raise ConfigError(
+                f"{where}: run_name '{name}' is also scales[{runs[name]}]'s, so both runs "
+                f"would write results/{name}/ at once; give each config its own run_name"
+            )
+        runs[name] = i
+        out.append({"d": s["d"], "config": str(config), "run_name": name})
+    return sorted(out, key=lambda s: s["d"])
 
 
 def config_hash(cfg: dict) -> str:
