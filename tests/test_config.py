@@ -280,6 +280,15 @@ def _with(**changes):
         ({"device": "cuda", "train__backend": "fused"}, ["train.backend", "device"]),
         ({"train__backend": "torch", "train__products": "factored"}, ["train.products"]),
         ({"device": "cuda", "train__products": "factored"}, ["train.products", "device"]),
+        # an empty σ grid: the boundaries job raised, after every other job had run
+        (
+            {"exploratory__boundaries__sigma_min": 200.0},
+            ["exploratory.boundaries.sigma_min", "exploratory.boundaries.sigma_max"],
+        ),
+        (
+            {"exploratory__boundaries__sigma_min": 100.0},
+            ["exploratory.boundaries.sigma_min", "exploratory.boundaries.sigma_max"],
+        ),
     ],
 )
 def test_cross_key_violation_names_every_key(changes, keys):
@@ -301,6 +310,7 @@ def test_cross_key_boundaries_pass():
     validate(_with(device="cuda", train__backend="torch"))
     validate(_with(device="cuda", train__products="dense"))
     validate(_with(train__backend="fused", train__products="factored"))
+    validate(_with(exploratory__boundaries__sigma_max=1.1e-4))  # just above sigma_min = 1e-4
 
 
 # ---- run_name: a plain directory name under results/ ----
@@ -533,6 +543,10 @@ BAD_CONFIGS = {
     "duplicate_key": ("seed: 0\nseed: 1\n", "key 'seed' appears twice"),
     "alias_bomb": (alias_bomb(), "more than 100000 values once its aliases"),
     "unknown_key": ("train:\n  epsilonn: 1\n", "epsilonn"),
+    "sigma_grid": (
+        "exploratory:\n  boundaries:\n    sigma_min: 1.0e+3\n",
+        "'exploratory.boundaries.sigma_min' and 'exploratory.boundaries.sigma_max'",
+    ),
     "integer_as_float": ("train:\n  tasks_per_job: 8.0\n", "'train.tasks_per_job'"),
 }
 

@@ -187,6 +187,15 @@ def check_relations(cfg: dict) -> None:
             f"config keys {_keys('train.backend', 'device')}: the fused backend runs on the "
             "CPU only; use backend auto or torch with device cuda"
         )
+    # the boundaries sweep bisects a log grid of σ from sigma_min up to sigma_max (the
+    # boundaries job raised on an empty grid, after every other job had run)
+    b = cfg["exploratory"]["boundaries"]
+    if not b["sigma_min"] < b["sigma_max"]:
+        raise ConfigError(
+            f"config keys {_keys('exploratory.boundaries.sigma_min', 'exploratory.boundaries.sigma_max')}: "
+            f"the σ grid runs from sigma_min = {b['sigma_min']} up to sigma_max = "
+            f"{b['sigma_max']}; use sigma_min < sigma_max"
+        )
     tr = cfg["train"]
     if tr.get("products") == "factored" and (
         tr.get("backend") == "torch" or cfg["device"] == "cuda"
