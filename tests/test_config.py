@@ -324,7 +324,15 @@ def test_run_name_must_be_a_plain_directory_name(name):
         validate(_with(run_name=name))
 
 
-@pytest.mark.parametrize("name", ["paper", "quick", "v1.2", "a-b_c", "0", "x" * 100])
+@pytest.mark.parametrize("name", ["scale", "README.md"])
+def test_run_name_is_not_a_reserved_name_under_results(name):
+    """results/scale is the scale study's (its onerror and outputs), results/README.md a file:
+    a run there mixed its files with the study's, or failed at its first job."""
+    with pytest.raises(ConfigError, match=rf"config key 'run_name': results/{name} is not a run"):
+        validate(_with(run_name=name))
+
+
+@pytest.mark.parametrize("name", ["paper", "quick", "v1.2", "a-b_c", "0", "x" * 100, "scale_d8"])
 def test_plain_run_names_pass(name):
     validate(_with(run_name=name))
 
@@ -539,6 +547,7 @@ BAD_CONFIGS = {
     "run_name_dotdot": ("run_name: ..\n", "config key 'run_name'"),
     "run_name_dot": ("run_name: .\n", "config key 'run_name'"),
     "run_name_slash": ("run_name: a/b\n", "config key 'run_name'"),
+    "run_name_reserved": ("run_name: scale\n", "config key 'run_name': results/scale"),
     "lambda_digits": ("task:\n  lambdas: [0.1234567890123]\n", "'task.lambdas[0]'"),
     "duplicate_key": ("seed: 0\nseed: 1\n", "key 'seed' appears twice"),
     "alias_bomb": (alias_bomb(), "more than 100000 values once its aliases"),

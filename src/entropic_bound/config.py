@@ -138,8 +138,18 @@ def _keys(*keys: str) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
+#: names under results/ that are not a run's: the scale study's directory (SCALE_DIR of
+#: workflow/rules/common.smk) and the file that explains results/
+RESERVED_RUN_NAMES = ("scale", "README.md")
+
+
 def check_relations(cfg: dict) -> None:
     """Rules between keys of a schema-valid pipeline config; each error names every key."""
+    if cfg["run_name"] in RESERVED_RUN_NAMES:
+        raise ConfigError(
+            f"config key 'run_name': results/{cfg['run_name']} is not a run's directory "
+            f"({', '.join(RESERVED_RUN_NAMES)} are taken); choose another name"
+        )
     t, f = cfg["task"], cfg["frontier"]
     n, d = t["n"], t["d"]
     # an Lλ rung is named after λ (rung_name gives λ back exactly, so distinct λ never share
