@@ -91,6 +91,22 @@ def test_hash_is_order_independent_and_sensitive():
     assert config_hash(a) != config_hash(b)
 
 
+@pytest.mark.parametrize("key", ["lr", "batch", "max_steps", "converge_at", "chunk"])
+def test_default_optimiser_names_every_key(key):
+    """A key missing from classes.default fell through to the engine's Optim default (batch
+    128, not 64) in load_config's users (the benchmarks), and for batch or max_steps to a KeyError
+    in common.smk's train_runtime."""
+    cfg = _quick()
+    del cfg["train"]["classes"]["default"][key]
+    with pytest.raises(
+        ConfigError, match=rf"'train\.classes\.default': '{key}' is a required property"
+    ):
+        validate(cfg)
+    cfg = _quick()
+    cfg["train"]["classes"]["L4"] = {key: cfg["train"]["classes"]["default"][key]}
+    validate(cfg)  # a class still overrides any subset
+
+
 def test_class_optim_overrides_default():
     cfg = _quick()
     cfg["train"]["classes"]["L4"] = {"lr": 0.5}
