@@ -412,6 +412,16 @@ def test_claims_rung_typo_is_named():
         validate(claims, "claims")
 
 
+@pytest.mark.parametrize("key", ["static_rungs", "attention_rungs"])
+def test_claims_c6_rung_typo_is_named(key):
+    """C6's rung lists were not checked: a typo there got through validation."""
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims["C6"][key] = [*claims["C6"][key], "l9"]
+    i = len(claims["C6"][key]) - 1
+    with pytest.raises(ConfigError, match=rf"claims key 'C6\.{key}\[{i}\]': unknown rung 'l9'"):
+        validate(claims, "claims")
+
+
 def test_schema_defaults_are_filled_in():
     cfg = _quick()
     del cfg["train"]["backend"]

@@ -219,9 +219,10 @@ def check_relations(cfg: dict) -> None:
 
 def check_claims_relations(claims: dict) -> None:
     """Every rung a claim names is a rung name (a typo would make the claim 'missing input')."""
-    for key in ("C5", "C7"):
-        for i, rung in enumerate(claims[key]["rungs"]):
-            _check_rung(rung, f"{key}.rungs[{i}]")
+    lists = [("C5", "rungs"), ("C6", "static_rungs"), ("C6", "attention_rungs"), ("C7", "rungs")]
+    for claim, key in lists:
+        for i, rung in enumerate(claims[claim][key]):
+            _check_rung(rung, f"{claim}.{key}[{i}]")
     _check_rung(claims["C8"]["rung"], "C8.rung")
 
 
