@@ -21,6 +21,7 @@ from entropic_bound.config import (
     class_optim,
     config_hash,
     load_config,
+    load_scale_list,
     load_schema,
     validate,
     validate_config,
@@ -90,11 +91,88 @@ def test_hash_is_order_independent_and_sensitive():
     assert config_hash(a) != config_hash(b)
 
 
+@pytest.mark.parametrize("key", ["lr", "batch", "max_steps", "converge_at", "chunk"])
+def test_default_optimiser_names_every_key(key):
+    """A key missing from classes.default fell through to the engine's Optim default (batch
+    128, not 64) in load_config's users (the benchmarks), and for batch or max_steps to a KeyError
+    in common.smk's train_runtime."""
+    cfg = _quick()
+    del cfg["train"]["classes"]["default"][key]
+    with pytest.raises(
+        ConfigError, match=rf"'train\.classes\.default': '{key}' is a required property"
+    ):
+        validate(cfg)
+    cfg = _quick()
+    cfg["train"]["classes"]["L4"] = {key: cfg["train"]["classes"]["default"][key]}
+    validate(cfg)  # a class still overrides any subset
+
+
 def test_class_optim_overrides_default():
     cfg = _quick()
     cfg["train"]["classes"]["L4"] = {"lr": 0.5}
     o = class_optim(cfg, "L4")
     assert o["lr"] == 0.5 and o["batch"] == cfg["train"]["classes"]["default"]["batch"]
+
+
+# ---- integers: JSON Schema counts 8.0 as an integer, Python does not ----
+
+
+@pytest.mark.parametrize(
+    "dotted, value",
+    [
+        ("train__tasks_per_job", 8.0),  # was a TypeError traceback in common.smk at parse time
+        ("task__n", 8.0),
+        ("task__r_star", [1.0, 2]),  # was task files named L0_r1.0_s0
+        ("threads", 1.0),
+        ("seed", 0.0),
+        ("frontier__n_seqs", 128.0),
+        ("train__classes__default__batch", 64.0),
+        ("exploratory__boundaries__per_decade", 4.0),
+    ],
+)
+def test_integer_valued_float_is_not_an_integer(dotted, value):
+    key = dotted.replace("__", ".")
+    with pytest.raises(ConfigError, match=rf"config key '{key}(\[0\])?': .* not of type 'integer'"):
+        validate(_with(**{dotted: value}))
+
+
+def test_every_schema_integer_refuses_a_float():
+    """Each `integer` of the schema, found by walking it: a float there is refused."""
+    spec = load_schema("config")
+
+    def resolve(node):
+        while "$ref" in node:
+            node = spec["$defs"][node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    found = []
+
+    def walk(node, path):
+        node = resolve(node)
+        if node.get("type") == "integer":
+            found.append(path)
+        for key, sub in node.get("properties", {}).items():
+            walk(sub, (*path, key))
+        if isinstance(node.get("additionalProperties"), dict):
+            walk(node["additionalProperties"], (*path, "default"))
+        if "items" in node:
+            walk(node["items"], (*path, 0))
+
+    walk(spec, ())
+    assert len(found) > 20
+    for path in found:
+        cfg = _quick()
+        node = cfg
+        for p in path[:-1]:
+            if isinstance(p, int) and not node:
+                node.append(8)
+            node = node[p]
+        last = path[-1]
+        if isinstance(last, int) and not node:
+            node.append(8)
+        node[last] = float(node[last]) if isinstance(node[last], int) else 8.0
+        with pytest.raises(ConfigError, match="not of type 'integer'"):
+            validate(cfg)
 
 
 # ---- non-finite numbers: YAML's .nan / .inf pass a schema's minimum ----
@@ -218,6 +296,15 @@ def _with(**changes):
         ({"device": "cuda", "train__backend": "fused"}, ["train.backend", "device"]),
         ({"train__backend": "torch", "train__products": "factored"}, ["train.products"]),
         ({"device": "cuda", "train__products": "factored"}, ["train.products", "device"]),
+        # an empty σ grid: the boundaries job raised, after every other job had run
+        (
+            {"exploratory__boundaries__sigma_min": 200.0},
+            ["exploratory.boundaries.sigma_min", "exploratory.boundaries.sigma_max"],
+        ),
+        (
+            {"exploratory__boundaries__sigma_min": 100.0},
+            ["exploratory.boundaries.sigma_min", "exploratory.boundaries.sigma_max"],
+        ),
     ],
 )
 def test_cross_key_violation_names_every_key(changes, keys):
@@ -239,6 +326,7 @@ def test_cross_key_boundaries_pass():
     validate(_with(device="cuda", train__backend="torch"))
     validate(_with(device="cuda", train__products="dense"))
     validate(_with(train__backend="fused", train__products="factored"))
+    validate(_with(exploratory__boundaries__sigma_max=1.1e-4))  # just above sigma_min = 1e-4
 
 
 # ---- run_name: a plain directory name under results/ ----
@@ -252,7 +340,15 @@ def test_run_name_must_be_a_plain_directory_name(name):
         validate(_with(run_name=name))
 
 
-@pytest.mark.parametrize("name", ["paper", "quick", "v1.2", "a-b_c", "0", "x" * 100])
+@pytest.mark.parametrize("name", ["scale", "README.md"])
+def test_run_name_is_not_a_reserved_name_under_results(name):
+    """results/scale is the scale study's (its onerror and outputs), results/README.md a file:
+    a run there mixed its files with the study's, or failed at its first job."""
+    with pytest.raises(ConfigError, match=rf"config key 'run_name': results/{name} is not a run"):
+        validate(_with(run_name=name))
+
+
+@pytest.mark.parametrize("name", ["paper", "quick", "v1.2", "a-b_c", "0", "x" * 100, "scale_d8"])
 def test_plain_run_names_pass(name):
     validate(_with(run_name=name))
 
@@ -316,6 +412,16 @@ def test_claims_rung_typo_is_named():
         validate(claims, "claims")
 
 
+@pytest.mark.parametrize("key", ["static_rungs", "attention_rungs"])
+def test_claims_c6_rung_typo_is_named(key):
+    """C6's rung lists were not checked: a typo there got through validation."""
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims["C6"][key] = [*claims["C6"][key], "l9"]
+    i = len(claims["C6"][key]) - 1
+    with pytest.raises(ConfigError, match=rf"claims key 'C6\.{key}\[{i}\]': unknown rung 'l9'"):
+        validate(claims, "claims")
+
+
 def test_schema_defaults_are_filled_in():
     cfg = _quick()
     del cfg["train"]["backend"]
@@ -367,6 +473,87 @@ def test_workflow_check_rereads_every_config_file(tmp_path):
         check_workflow_config(_quick(), [quick], bad_claims)
 
 
+# ---- the scale list: its form and every config it names, before any scale runs ----
+
+
+def test_shipped_scale_lists_pass():
+    for name in ("scales.yaml", "scales_cpu.yaml"):
+        scales = load_scale_list(REPO / "config" / "scale" / name, resolve=lambda p: REPO / p)
+        assert [s["d"] for s in scales] == [8, 16, 32, 64][: len(scales)]
+        assert len({s["run_name"] for s in scales}) == len(scales)
+
+
+def _scale_list(tmp_path, entries, **configs):
+    """A scale list of ``entries`` (d, config name) and the configs ``configs`` (name: text)."""
+    for name, text in configs.items():
+        _write(tmp_path, f"{name}.yaml", text)
+    rows = "".join(f"  - {{d: {d}, config: {cfg}}}\n" for d, cfg in entries)
+    return _write(tmp_path, "scales.yaml", "scales:\n" + rows)
+
+
+def _resolve(tmp_path):
+    def resolve(path):
+        p = tmp_path / f"{path}.yaml"
+        return p if p.exists() else REPO / path
+
+    return resolve
+
+
+D8 = "config/scale/d8.yaml"
+SCALE_LISTS = {
+    # was a ValueError traceback at parse time
+    "d twice": ([(8, D8), (8, "config/config.yaml")], {}, "d = 8 is listed twice"),
+    # was a TypeError traceback at parse time
+    "config not a string": ([(16, 5)], {}, r"key 'scales\[0\]\.config': 5 is not of type"),
+    # was an InputFunctionException traceback (int('True')) on `snakemake -n scale`
+    "d a boolean": ([("true", D8)], {}, r"key 'scales\[0\]\.d': True is not of type 'integer'"),
+    "d not positive": ([(-4, D8)], {}, r"-4 is less than the minimum of 1"),
+    # was a MissingInputException of rule scale_run
+    "config missing": ([(8, "nowhere")], {}, r"config file .*nowhere does not exist"),
+    # was accepted: the inner run failed on it after every scale before it had run
+    "config invalid": ([(16, "bad")], {"bad": "task: {beta: .nan}\n"}, r"'task\.beta' is nan"),
+    # was accepted: the d = 32 column held the d = 8 run
+    "d not the config's": ([(32, D8)], {}, r"task\.d = 8, not d = 32"),
+    # was accepted: two inner runs at once into results/scale_d8/ (both with --nolock)
+    "one run_name twice": (
+        [(8, D8), (16, "same")],
+        {"same": "run_name: scale_d8\n"},
+        r"scales\[1\] .*run_name 'scale_d8' is also scales\[0\]'s",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCALE_LISTS))
+def test_bad_scale_list_is_one_line(case, tmp_path):
+    entries, configs, match = SCALE_LISTS[case]
+    path = _scale_list(tmp_path, entries, **configs)
+    with pytest.raises(ConfigError, match=match) as exc:
+        load_scale_list(path, resolve=_resolve(tmp_path))
+    assert str(exc.value).startswith(f"scale list {path}") and "\n" not in str(exc.value)
+
+
+def test_scale_list_file_itself_is_read_strictly(tmp_path):
+    with pytest.raises(ConfigError, match=r"^scale list .*none\.yaml does not exist"):
+        load_scale_list(tmp_path / "none.yaml")
+    with pytest.raises(ConfigError, match=r"^scale list .*: key 'scales' appears twice"):
+        load_scale_list(_write(tmp_path, "s.yaml", "scales: []\nscales: []\n"))
+    with pytest.raises(ConfigError, match=r"^scale list .*: key 'scales': \[\] should be non"):
+        load_scale_list(_write(tmp_path, "s.yaml", "scales: []\n"))
+
+
+def test_snakemake_scale_stops_at_parse_time_on_a_bad_scale_list(tmp_path, capfd):
+    from test_profiles import load_workflow
+
+    path = _scale_list(tmp_path, [(32, str(REPO / D8))])
+    before = _snapshot()
+    with pytest.raises(SystemExit) as exc:
+        load_workflow(scale_list=str(path))
+    assert exc.value.code == 2
+    err = [line for line in capfd.readouterr().err.splitlines() if "entropic-bound" in line]
+    assert len(err) == 1 and "task.d = 8, not d = 32" in err[0], err
+    assert _snapshot() == before
+
+
 # ---- what the user sees: Snakemake stops at parse time, one line, exit 2, nothing written ----
 
 
@@ -386,10 +573,16 @@ BAD_CONFIGS = {
     "run_name_dotdot": ("run_name: ..\n", "config key 'run_name'"),
     "run_name_dot": ("run_name: .\n", "config key 'run_name'"),
     "run_name_slash": ("run_name: a/b\n", "config key 'run_name'"),
+    "run_name_reserved": ("run_name: scale\n", "config key 'run_name': results/scale"),
     "lambda_digits": ("task:\n  lambdas: [0.1234567890123]\n", "'task.lambdas[0]'"),
     "duplicate_key": ("seed: 0\nseed: 1\n", "key 'seed' appears twice"),
     "alias_bomb": (alias_bomb(), "more than 100000 values once its aliases"),
     "unknown_key": ("train:\n  epsilonn: 1\n", "epsilonn"),
+    "sigma_grid": (
+        "exploratory:\n  boundaries:\n    sigma_min: 1.0e+3\n",
+        "'exploratory.boundaries.sigma_min' and 'exploratory.boundaries.sigma_max'",
+    ),
+    "integer_as_float": ("train:\n  tasks_per_job: 8.0\n", "'train.tasks_per_job'"),
 }
 
 

@@ -297,19 +297,23 @@ def test_a_failed_scale_study_leaves_the_configs_own_run_alone(tmp_path):
     into the run of the config Snakemake was started with (which no job of the study touched)."""
     import yaml
 
-    bad = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-    bad["run_name"] = "pytest_scale_inner"
-    bad["task"]["r_star"] = [bad["task"]["d"] + 1]  # rejected by the inner run before any job
-    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    inner = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    inner["run_name"] = "pytest_scale_inner"
+    (tmp_path / "inner.yaml").write_text(yaml.safe_dump(inner))
     scales = tmp_path / "scales.yaml"
-    scales.write_text(yaml.safe_dump({"scales": [{"d": 8, "config": str(tmp_path / "bad.yaml")}]}))
+    scales.write_text(
+        yaml.safe_dump({"scales": [{"d": 8, "config": str(tmp_path / "inner.yaml")}]})
+    )
     work = tmp_path / "work"
-    work.mkdir()
+    (work / "results").mkdir(parents=True)
+    # the config is valid (a bad one is refused at the outer parse, before any scale runs):
+    # the inner run fails on its first job, whose output directory cannot be made
+    (work / "results" / "pytest_scale_inner").write_text("a file, not a directory\n")
     cmd = [SMK, "scale", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1", *QUICK]
     cmd += ["--config", f"scale_list={scales}", "run_name=pytest_scale_outer"]
     r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
     assert r.returncode != 0
     log = (work / "results" / "scale" / "logs" / "run_d8.log").read_text()
-    assert "r_star" in log  # the inner run failed for the planted reason
+    assert "pytest_scale_inner" in log and "Error" in log  # failed for the planted reason
     assert not (work / "results" / "pytest_scale_outer" / "partial").exists()
     assert "partial claims in" not in r.stderr

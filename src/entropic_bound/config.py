@@ -91,17 +91,30 @@ def _fill_defaults(cfg, sub: dict) -> None:
             _fill_defaults(cfg[key], prop)
 
 
+@functools.cache
+def _validator_class():
+    """Draft 2020-12 with ``integer`` meaning a Python int. The draft counts 8.0 as an integer
+    (a float with no fractional part), which then reaches ``range``, slicing and tensor shapes
+    as a float (a traceback at parse time, or task files named ``L0_r1.0_s0``)."""
+    from jsonschema import Draft202012Validator, validators
+
+    def is_integer(checker, value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", is_integer)
+    return validators.extend(Draft202012Validator, type_checker=checker)
+
+
 def validate(cfg: dict, schema: str = "config") -> dict:
     """Raise ConfigError naming the first offending key, else return ``cfg`` with its schema
-    defaults filled in. ``schema`` is ``config`` (pipeline) or ``claims`` (thresholds)."""
-    import jsonschema
-
+    defaults filled in. ``schema`` is ``config`` (pipeline), ``claims`` (thresholds) or
+    ``scales`` (the scale list's form; :func:`load_scale_list` checks the rest)."""
     if not isinstance(cfg, dict):
         raise ConfigError(f"{schema} must be a mapping of keys, not {type(cfg).__name__}")
     check_finite(cfg, schema)
     spec = load_schema(schema)
     errors = sorted(
-        jsonschema.Draft202012Validator(spec).iter_errors(cfg),
+        _validator_class()(spec).iter_errors(cfg),
         key=lambda e: [str(p) for p in e.absolute_path],
     )
     if errors:
@@ -109,7 +122,7 @@ def validate(cfg: dict, schema: str = "config") -> dict:
     _fill_defaults(cfg, spec)
     if schema == "config":
         check_relations(cfg)
-    else:
+    elif schema == "claims":
         check_claims_relations(cfg)
     return cfg
 
@@ -125,8 +138,18 @@ def _keys(*keys: str) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
+#: names under results/ that are not a run's: the scale study's directory (SCALE_DIR of
+#: workflow/rules/common.smk) and the file that explains results/
+RESERVED_RUN_NAMES = ("scale", "README.md")
+
+
 def check_relations(cfg: dict) -> None:
     """Rules between keys of a schema-valid pipeline config; each error names every key."""
+    if cfg["run_name"] in RESERVED_RUN_NAMES:
+        raise ConfigError(
+            f"config key 'run_name': results/{cfg['run_name']} is not a run's directory "
+            f"({', '.join(RESERVED_RUN_NAMES)} are taken); choose another name"
+        )
     t, f = cfg["task"], cfg["frontier"]
     n, d = t["n"], t["d"]
     # an Lλ rung is named after λ (rung_name gives λ back exactly, so distinct λ never share
@@ -174,6 +197,15 @@ def check_relations(cfg: dict) -> None:
             f"config keys {_keys('train.backend', 'device')}: the fused backend runs on the "
             "CPU only; use backend auto or torch with device cuda"
         )
+    # the boundaries sweep bisects a log grid of σ from sigma_min up to sigma_max (the
+    # boundaries job raised on an empty grid, after every other job had run)
+    b = cfg["exploratory"]["boundaries"]
+    if not b["sigma_min"] < b["sigma_max"]:
+        raise ConfigError(
+            f"config keys {_keys('exploratory.boundaries.sigma_min', 'exploratory.boundaries.sigma_max')}: "
+            f"the σ grid runs from sigma_min = {b['sigma_min']} up to sigma_max = "
+            f"{b['sigma_max']}; use sigma_min < sigma_max"
+        )
     tr = cfg["train"]
     if tr.get("products") == "factored" and (
         tr.get("backend") == "torch" or cfg["device"] == "cuda"
@@ -187,9 +219,10 @@ def check_relations(cfg: dict) -> None:
 
 def check_claims_relations(claims: dict) -> None:
     """Every rung a claim names is a rung name (a typo would make the claim 'missing input')."""
-    for key in ("C5", "C7"):
-        for i, rung in enumerate(claims[key]["rungs"]):
-            _check_rung(rung, f"{key}.rungs[{i}]")
+    lists = [("C5", "rungs"), ("C6", "static_rungs"), ("C6", "attention_rungs"), ("C7", "rungs")]
+    for claim, key in lists:
+        for i, rung in enumerate(claims[claim][key]):
+            _check_rung(rung, f"{claim}.{key}[{i}]")
     _check_rung(claims["C8"]["rung"], "C8.rung")
 
 
@@ -243,6 +276,57 @@ def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
             raise ConfigError(str(exc)) from None
     validate(cfg, "config")
     return load_config(claims_path, "claims")
+
+
+def load_scale_list(path, resolve=Path, base=None) -> list[dict]:
+    """``snakemake scale``'s list (config/scale/scales.yaml), checked whole before any job:
+    its form (schema ``scales``), no d twice, every listed config valid as its run will see
+    it (``base``, default this clone's config/config.yaml, then the file over it), listed
+    under its own ``task.d``, and no two configs writing one ``results/<run_name>/`` (their
+    runs would go at once into one directory). ``resolve`` maps a listed path to a file.
+    Returns ``[{d, config, run_name}]`` sorted by d, ``config`` resolved."""
+    label = f"scale list {path}"
+    try:
+        doc = read_config(path)
+    except ConfigError as exc:  # "config file <path> ...": the file is the scale list
+        raise ConfigError(str(exc).replace("config file", "scale list", 1)) from None
+    try:
+        doc = validate(doc, "scales")
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("scales key", f"{label}: key", 1)) from None
+    scales = doc["scales"]
+    first: dict[int, int] = {}
+    for i, s in enumerate(scales):
+        if s["d"] in first:
+            raise ConfigError(
+                f"{label}: d = {s['d']} is listed twice (scales[{first[s['d']]}] and "
+                f"scales[{i}]); keep one"
+            )
+        first[s["d"]] = i
+    base = REPO / "config" / "config.yaml" if base is None else base
+    base_cfg = read_config(base)
+    out, runs = [], {}
+    for i, s in enumerate(scales):
+        config = resolve(s["config"])
+        where = f"{label}: scales[{i}] (d = {s['d']}, {s['config']})"
+        try:
+            cfg = validate(merged(base_cfg, read_config(config)))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if cfg["task"]["d"] != s["d"]:
+            raise ConfigError(
+                f"{where}: the config runs task.d = {cfg['task']['d']}, not d = {s['d']}; "
+                f"list it under d = {cfg['task']['d']}"
+            )
+        name = cfg["run_name"]
+        if name in runs:
+            raise ConfigError(
+                f"{where}: run_name '{name}' is also scales[{runs[name]}]'s, so both runs "
+                f"would write results/{name}/ at once; give each config its own run_name"
+            )
+        runs[name] = i
+        out.append({"d": s["d"], "config": str(config), "run_name": name})
+    return sorted(out, key=lambda s: s["d"])
 
 
 def config_hash(cfg: dict) -> str:

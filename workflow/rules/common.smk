@@ -277,7 +277,7 @@ def train_gpus():
 
 
 # Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
-from entropic_bound.scale import load_scales  # noqa: E402
+from entropic_bound.config import load_scale_list  # noqa: E402
 
 
 def in_clone(path) -> Path:
@@ -289,9 +289,18 @@ def in_clone(path) -> Path:
 
 
 SCALE_LIST = in_clone(config.get("scale_list", "config/scale/scales.yaml"))
-SCALES = {
-    s["d"]: {**s, "config": str(in_clone(s["config"]))} for s in load_scales(SCALE_LIST)
-}
+# The list and every config it names are checked here, like the run's own config: a bad one
+# would otherwise fail inside `snakemake scale` after the scales before it had run.
+try:
+    SCALES = {
+        s["d"]: s
+        for s in load_scale_list(
+            SCALE_LIST, resolve=in_clone, base=EB_ROOT / "config" / "config.yaml"
+        )
+    }
+except ConfigError as exc:
+    print(f"entropic-bound: error: {exc}", file=sys.stderr)
+    sys.exit(2)
 SCALE_DIR = "results/scale"
 
 
@@ -300,5 +309,4 @@ def scale_config(wildcards):
 
 
 def scale_run_dir(wildcards):
-    cfg = yaml.safe_load(Path(scale_config(wildcards)).read_text())
-    return f"results/{cfg['run_name']}"
+    return f"results/{SCALES[int(wildcards.d)]['run_name']}"
