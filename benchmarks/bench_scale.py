@@ -35,9 +35,8 @@ from bench_train import engine_matmul_flops, gemm_peak_gflops  # noqa: E402
 from entropic_bound.analysis import run_analyses  # noqa: E402
 from entropic_bound.backends import factored_ranks  # noqa: E402
 from entropic_bound.claims import evaluate_claims, load_tables  # noqa: E402
-from entropic_bound.config import class_optim, load_run_config  # noqa: E402
+from entropic_bound.config import class_optim, load_run_config, load_scale_list  # noqa: E402
 from entropic_bound.rungs import parse_rung  # noqa: E402
-from entropic_bound.scale import load_scales  # noqa: E402
 
 STAGES = ("tasks", "predict", "frontier", "training", "analysis")
 
@@ -98,7 +97,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     claims = yaml.safe_load(Path("config/claims.yaml").read_text())
     rows = []
-    for s in load_scales(args.scale_list):
+    for s in load_scale_list(args.scale_list):
         cfg = load_run_config(s["config"])
         run = Path("results") / cfg["run_name"]
         if not (run / "tables" / "claims.csv").exists():

@@ -10,7 +10,6 @@ from entropic_bound.scale import (
     Headline,
     figure_scale,
     headlines,
-    load_scales,
     scale_markdown,
     verdict_by_scale,
 )
@@ -130,18 +129,3 @@ def test_table_markdown_and_figure():
     )
     fig = figure_scale(table)
     assert fig.axes[0].get_xlabel().startswith("d = n")
-
-
-def test_scale_list_errors(tmp_path):
-    good = load_scales("config/scale/scales.yaml")
-    assert [s["d"] for s in good] == [8, 16, 32, 64]
-    for text, match in [
-        ("scales: []", "non-empty"),
-        ("scales: [{d: 8}]", "integer d and a config"),
-        ("scales: [{d: 8, config: a}, {d: 8, config: b}]", "repeats"),
-        ("scales: [", "readable YAML"),
-    ]:
-        p = tmp_path / "s.yaml"
-        p.write_text(text)
-        with pytest.raises(ValueError, match=match):
-            load_scales(p)

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 #: tables of a run the headlines read, under results/<run_name>/tables/
 HEADLINE_TABLES = (
@@ -48,24 +47,6 @@ class Headline:
             return float("nan")
         m = (self.value - self.threshold) / abs(self.threshold)
         return m if self.sense == ">=" else -m
-
-
-def load_scales(path) -> list[dict]:
-    """config/scale/scales.yaml -> [{d, config}] sorted by d; ValueError naming what is wrong."""
-    try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"scale list {path} is not readable YAML ({exc})") from None
-    scales = doc.get("scales") if isinstance(doc, dict) else None
-    if not isinstance(scales, list) or not scales:
-        raise ValueError(f"scale list {path}: needs a non-empty list `scales: [{{d, config}}]`")
-    for s in scales:
-        if not (isinstance(s, dict) and isinstance(s.get("d"), int) and s.get("config")):
-            raise ValueError(f"scale list {path}: entry {s!r} needs an integer d and a config")
-    ds = [s["d"] for s in scales]
-    if len(set(ds)) != len(ds):
-        raise ValueError(f"scale list {path}: d repeats in {ds}")
-    return sorted(scales, key=lambda s: s["d"])
 
 
 def _rate(mask: pd.Series) -> float:
