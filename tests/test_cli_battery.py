@@ -281,6 +281,15 @@ def npz_cases(tmp: Path) -> dict:
         ).read_bytes(),
         "Fortran-ordered",
     )
+    stored_fortran = _zip(
+        tmp / "sf.npz",
+        [("X.npy", npy_bytes(header(fortran="True"), fortran.tobytes("F"))), ("Y.npy", _npy(Y0))],
+    ).read_bytes()
+    at = stored_fortran.index(fortran.tobytes("F")[:64]) + 100  # strided rows: not read in order
+    out["flipped data byte of a stored Fortran member (CRC-32)"] = (
+        stored_fortran[:at] + bytes([stored_fortran[at] ^ 1]) + stored_fortran[at + 1 :],
+        "CRC-32",
+    )
     return out
 
 
@@ -302,6 +311,7 @@ NPZ_NAMES = [
     "archive cut before its end record",
     "damaged deflate stream",
     "compressed Fortran member",
+    "flipped data byte of a stored Fortran member (CRC-32)",
 ]
 
 
