@@ -17,6 +17,8 @@ import signal
 import socket
 import stat
 import struct
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -524,6 +526,58 @@ def test_plot_under_a_real_file_size_limit(capsys, tmp_path, reference):
     out_text, err = capsys.readouterr()
     assert rc == 2 and out_text == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert list(out.iterdir()) == []
+
+
+KILLED_WHILE_PLOTTING = """
+import os, signal, sys
+from pathlib import Path
+from matplotlib.figure import Figure
+from entropic_bound.cli import main
+
+def killed(self, fname, **kw):  # half an image on disk, then SIGTERM (or SIGHUP) arrives
+    Path(fname).write_bytes(b"half an image")
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+
+Figure.savefig = killed
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_terminated_while_plotting_leaves_nothing(tmp_path, reference, sig):
+    """SIGTERM/SIGHUP (a job killed, a terminal closed) clean up like Ctrl-C: no temporary
+    image is left beside the target, one line, exit 128 + the signal."""
+    out = tmp_path / "plots"
+    out.mkdir()
+    argv = ["predict", str(reference), "--no-static", "--plot", str(out / "s.png")]
+    res = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_PLOTTING, sig, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 128 + getattr(signal, sig), (res.returncode, res.stderr)
+    assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("entropic-bound: error: interrupted"), res.stderr
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_a_full_disk_is_one_line(tmp_path, reference):
+    """The answer itself cannot be written (stdout on a full disk): one line and exit 2, not a
+    traceback when the interpreter flushes stdout at exit."""
+    for argv in (["inspect", str(reference)], ["inspect", str(reference), "--json"]):
+        with open("/dev/full", "w") as full:
+            res = subprocess.run(
+                [sys.executable, "-m", "entropic_bound", *argv],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+        assert "cannot write the answer to standard output" in res.stderr, res.stderr
 
 
 def test_help_lists_the_estimators_and_examples(capsys):
