@@ -214,6 +214,7 @@ LOCAL, CENTRAL = b"PK\x03\x04", b"PK\x01\x02"
 
 def npz_cases(tmp: Path) -> dict:
     good = _zip(tmp / "g.npz", [("X.npy", _npy(X0)), ("Y.npy", _npy(Y0))]).read_bytes()
+    comp_good = good_npz(tmp / "cg.npz", compress=True).read_bytes()
     overlong = npy_bytes(header(shape="(96, 6, 4)"), X_DATA)  # declares twice what it holds
     data_at = good.index(X_DATA[:64])
     cases = {
@@ -261,6 +262,16 @@ def npz_cases(tmp: Path) -> dict:
         _patch(good, CENTRAL, 0, 20, struct.pack("<I", 100)),
         "does not hold",
     )
+    out["declared size beyond any compression ratio (zip bomb)"] = (
+        _patch(
+            _patch(comp_good, LOCAL, 0, 22, struct.pack("<I", 4 * 10**9)),
+            CENTRAL,
+            0,
+            24,
+            struct.pack("<I", 4 * 10**9),
+        ),
+        "zip bomb",
+    )
     out["local name differs"] = (_patch(good, LOCAL, 0, 30, b"Z"), "disagree on its name")
     out["unknown compression method"] = (
         _patch(_patch(good, LOCAL, 0, 8, b"\x63\x00"), CENTRAL, 0, 10, b"\x63\x00"),
@@ -307,6 +318,7 @@ NPZ_NAMES = [
     "encrypted",
     "central sizes beyond the archive",
     "compressed and stored sizes differ",
+    "declared size beyond any compression ratio (zip bomb)",
     "local name differs",
     "unknown compression method",
     "archive cut in half",
@@ -331,6 +343,18 @@ def test_forged_npz_refused(capsys, tmp_path, npz_raw, case):
     assert_refused(capsys, tmp_path, "predict", tmp_path / "d.npz", "--no-static", says=says)
     rc, _, err = run(capsys, "inspect", tmp_path / "d.npz")
     assert rc in (0, 2) and "Traceback" not in err and err.count("\n") == (rc == 2)
+
+
+def test_zip_bomb_refused_from_its_headers(capsys, tmp_path, monkeypatch):
+    """A real bomb (zeros, bzip2: ~10,000:1) is refused from the sizes in its zip headers, never
+    inflated (the free allowance lowered from 256 MiB, so that the file stays small)."""
+    import entropic_bound.npyio as npyio
+
+    monkeypatch.setattr(npyio, "INFLATE_FREE", 1 << 20)
+    zeros = npy_bytes(header(descr="'|u1'", shape="(65536, 8, 8)"), bytes(1 << 22))
+    path = _zip(tmp_path / "b.npz", [("X.npy", zeros), ("Y.npy", zeros)], zipfile.ZIP_BZIP2)
+    assert path.stat().st_size < 10_000
+    assert_refused(capsys, tmp_path, "predict", path, "--no-static", says="over 100:1: a zip bomb")
 
 
 def test_unusual_npz_answered_correctly(capsys, tmp_path, reference):

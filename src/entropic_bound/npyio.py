@@ -14,6 +14,8 @@ does not grow with the number of sequences. The file is hostile until proven oth
   member's by zipfile itself, so a damaged file is refused, never answered;
 * encrypted, duplicated and malformed members are marked with the reason (``ArrayRef.problem``),
   reported only when that array is used;
+* a compressed member may not declare more than ``INFLATE_RATIO`` times its compressed size
+  (beyond ``INFLATE_FREE`` bytes): a zip bomb is refused from its headers, never inflated;
 * small optional members (a task file's ``meta``) are read whole only below ``SMALL_BYTES``.
 
 Bad input raises :class:`InputError`: what is wrong; what to do, in one line.
@@ -35,6 +37,11 @@ CHUNK_ITEMS = 1 << 22
 #: optional members (``meta``) and string arrays are read whole only up to this many bytes
 SMALL_BYTES = 1 << 16
 SAVE_HINT = "save arrays with numpy.save or numpy.savez"
+#: a compressed member may declare at most this many times its compressed size (beyond
+#: INFLATE_FREE bytes): deflate itself cannot exceed 1032:1, and real numeric data compress far
+#: less, so a larger claim is a zip bomb (every read would stream it all) or a lying header
+INFLATE_RATIO = 100
+INFLATE_FREE = 1 << 28
 
 
 class InputError(ValueError):
@@ -169,6 +176,12 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
     if info.flag_bits & 0x1:
         raise InputError(f"{ref.where()} is encrypted", "save it without encryption")
     if info.compress_type != zipfile.ZIP_STORED:
+        if info.file_size > max(INFLATE_FREE, INFLATE_RATIO * info.compress_size):
+            raise InputError(
+                f"{ref.where()} declares {info.file_size:,} bytes compressed into "
+                f"{info.compress_size:,}, over {INFLATE_RATIO}:1: a zip bomb or a damaged archive "
+                "(data this repetitive: save them uncompressed, with numpy.savez)"
+            )
         with zf.open(info) as fp:
             ref.shape, ref.fortran, ref.dtype, _ = read_header(fp, ref.where(), info.file_size)
         ref.available = info.file_size
