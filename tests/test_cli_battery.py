@@ -430,6 +430,25 @@ def test_special_files_refused_without_hanging(capsys, tmp_path, alarm):
     assert_refused(capsys, tmp_path, "predict", tmp_path / "dangling.npz", says="does not exist")
 
 
+@pytest.mark.parametrize("x_scale, y_scale", [(1.0, 1e-200), (1.0, 1e-160), (1e120, 1e-60)])
+def test_scales_beyond_float64_refused_not_answered(capsys, tmp_path, x_scale, y_scale):
+    """Y ~ 1e-200 (or X ≫ Y) made C = Σ Z Zᵀ underflow to 0 and the answer rank 0: refused."""
+    np.savez(tmp_path / "s.npz", X=X0 * x_scale, Y=Y0 * y_scale)
+    assert_refused(capsys, tmp_path, "predict", tmp_path / "s.npz", says="rescale X and Y")
+
+
+@pytest.mark.parametrize("x_scale, y_scale", [(1e48, 1e-48), (1e-48, 1e48), (1e-40, 1e-40)])
+def test_scales_inside_the_range_answered_as_unit_scale(capsys, tmp_path, x_scale, y_scale):
+    np.savez(tmp_path / "s.npz", X=X0 * x_scale, Y=Y0 * y_scale)
+    rc, out, err = run(capsys, "predict", tmp_path / "s.npz", "--json")
+    assert rc == 0, err
+    got = json.loads(out)["recommendation"]
+    np.savez(tmp_path / "u.npz", X=X0, Y=Y0)
+    assert main(["predict", str(tmp_path / "u.npz"), "--json"]) == 0
+    want = json.loads(capsys.readouterr()[0])["recommendation"]
+    assert (got["min_qk_rank"], got["predictor"]) == (want["min_qk_rank"], want["predictor"])
+
+
 def test_symlink_answered(capsys, tmp_path, reference):
     os.symlink(reference, tmp_path / "link.npz")
     assert_same_answer(capsys, reference, "predict", tmp_path / "link.npz")
