@@ -17,6 +17,8 @@ import signal
 import socket
 import stat
 import struct
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -212,6 +214,7 @@ LOCAL, CENTRAL = b"PK\x03\x04", b"PK\x01\x02"
 
 def npz_cases(tmp: Path) -> dict:
     good = _zip(tmp / "g.npz", [("X.npy", _npy(X0)), ("Y.npy", _npy(Y0))]).read_bytes()
+    comp_good = good_npz(tmp / "cg.npz", compress=True).read_bytes()
     overlong = npy_bytes(header(shape="(96, 6, 4)"), X_DATA)  # declares twice what it holds
     data_at = good.index(X_DATA[:64])
     cases = {
@@ -259,6 +262,16 @@ def npz_cases(tmp: Path) -> dict:
         _patch(good, CENTRAL, 0, 20, struct.pack("<I", 100)),
         "does not hold",
     )
+    out["declared size beyond any compression ratio (zip bomb)"] = (
+        _patch(
+            _patch(comp_good, LOCAL, 0, 22, struct.pack("<I", 4 * 10**9)),
+            CENTRAL,
+            0,
+            24,
+            struct.pack("<I", 4 * 10**9),
+        ),
+        "zip bomb",
+    )
     out["local name differs"] = (_patch(good, LOCAL, 0, 30, b"Z"), "disagree on its name")
     out["unknown compression method"] = (
         _patch(_patch(good, LOCAL, 0, 8, b"\x63\x00"), CENTRAL, 0, 10, b"\x63\x00"),
@@ -281,6 +294,15 @@ def npz_cases(tmp: Path) -> dict:
         ).read_bytes(),
         "Fortran-ordered",
     )
+    stored_fortran = _zip(
+        tmp / "sf.npz",
+        [("X.npy", npy_bytes(header(fortran="True"), fortran.tobytes("F"))), ("Y.npy", _npy(Y0))],
+    ).read_bytes()
+    at = stored_fortran.index(fortran.tobytes("F")[:64]) + 100  # strided rows: not read in order
+    out["flipped data byte of a stored Fortran member (CRC-32)"] = (
+        stored_fortran[:at] + bytes([stored_fortran[at] ^ 1]) + stored_fortran[at + 1 :],
+        "CRC-32",
+    )
     return out
 
 
@@ -296,12 +318,14 @@ NPZ_NAMES = [
     "encrypted",
     "central sizes beyond the archive",
     "compressed and stored sizes differ",
+    "declared size beyond any compression ratio (zip bomb)",
     "local name differs",
     "unknown compression method",
     "archive cut in half",
     "archive cut before its end record",
     "damaged deflate stream",
     "compressed Fortran member",
+    "flipped data byte of a stored Fortran member (CRC-32)",
 ]
 
 
@@ -319,6 +343,18 @@ def test_forged_npz_refused(capsys, tmp_path, npz_raw, case):
     assert_refused(capsys, tmp_path, "predict", tmp_path / "d.npz", "--no-static", says=says)
     rc, _, err = run(capsys, "inspect", tmp_path / "d.npz")
     assert rc in (0, 2) and "Traceback" not in err and err.count("\n") == (rc == 2)
+
+
+def test_zip_bomb_refused_from_its_headers(capsys, tmp_path, monkeypatch):
+    """A real bomb (zeros, bzip2: ~10,000:1) is refused from the sizes in its zip headers, never
+    inflated (the free allowance lowered from 256 MiB, so that the file stays small)."""
+    import entropic_bound.npyio as npyio
+
+    monkeypatch.setattr(npyio, "INFLATE_FREE", 1 << 20)
+    zeros = npy_bytes(header(descr="'|u1'", shape="(65536, 8, 8)"), bytes(1 << 22))
+    path = _zip(tmp_path / "b.npz", [("X.npy", zeros), ("Y.npy", zeros)], zipfile.ZIP_BZIP2)
+    assert path.stat().st_size < 10_000
+    assert_refused(capsys, tmp_path, "predict", path, "--no-static", says="over 100:1: a zip bomb")
 
 
 def test_unusual_npz_answered_correctly(capsys, tmp_path, reference):
@@ -392,6 +428,25 @@ def test_special_files_refused_without_hanging(capsys, tmp_path, alarm):
     assert_refused(capsys, tmp_path, "predict", tmp_path / "Y.npy" / "x.npz", says="does not exist")
     os.symlink(tmp_path / "gone.npz", tmp_path / "dangling.npz")
     assert_refused(capsys, tmp_path, "predict", tmp_path / "dangling.npz", says="does not exist")
+
+
+@pytest.mark.parametrize("x_scale, y_scale", [(1.0, 1e-200), (1.0, 1e-160), (1e120, 1e-60)])
+def test_scales_beyond_float64_refused_not_answered(capsys, tmp_path, x_scale, y_scale):
+    """Y ~ 1e-200 (or X ≫ Y) made C = Σ Z Zᵀ underflow to 0 and the answer rank 0: refused."""
+    np.savez(tmp_path / "s.npz", X=X0 * x_scale, Y=Y0 * y_scale)
+    assert_refused(capsys, tmp_path, "predict", tmp_path / "s.npz", says="rescale X and Y")
+
+
+@pytest.mark.parametrize("x_scale, y_scale", [(1e48, 1e-48), (1e-48, 1e48), (1e-40, 1e-40)])
+def test_scales_inside_the_range_answered_as_unit_scale(capsys, tmp_path, x_scale, y_scale):
+    np.savez(tmp_path / "s.npz", X=X0 * x_scale, Y=Y0 * y_scale)
+    rc, out, err = run(capsys, "predict", tmp_path / "s.npz", "--json")
+    assert rc == 0, err
+    got = json.loads(out)["recommendation"]
+    np.savez(tmp_path / "u.npz", X=X0, Y=Y0)
+    assert main(["predict", str(tmp_path / "u.npz"), "--json"]) == 0
+    want = json.loads(capsys.readouterr()[0])["recommendation"]
+    assert (got["min_qk_rank"], got["predictor"]) == (want["min_qk_rank"], want["predictor"])
 
 
 def test_symlink_answered(capsys, tmp_path, reference):
@@ -514,6 +569,58 @@ def test_plot_under_a_real_file_size_limit(capsys, tmp_path, reference):
     out_text, err = capsys.readouterr()
     assert rc == 2 and out_text == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert list(out.iterdir()) == []
+
+
+KILLED_WHILE_PLOTTING = """
+import os, signal, sys
+from pathlib import Path
+from matplotlib.figure import Figure
+from entropic_bound.cli import main
+
+def killed(self, fname, **kw):  # half an image on disk, then SIGTERM (or SIGHUP) arrives
+    Path(fname).write_bytes(b"half an image")
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+
+Figure.savefig = killed
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_terminated_while_plotting_leaves_nothing(tmp_path, reference, sig):
+    """SIGTERM/SIGHUP (a job killed, a terminal closed) clean up like Ctrl-C: no temporary
+    image is left beside the target, one line, exit 128 + the signal."""
+    out = tmp_path / "plots"
+    out.mkdir()
+    argv = ["predict", str(reference), "--no-static", "--plot", str(out / "s.png")]
+    res = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_PLOTTING, sig, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 128 + getattr(signal, sig), (res.returncode, res.stderr)
+    assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("entropic-bound: error: interrupted"), res.stderr
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_a_full_disk_is_one_line(tmp_path, reference):
+    """The answer itself cannot be written (stdout on a full disk): one line and exit 2, not a
+    traceback when the interpreter flushes stdout at exit."""
+    for argv in (["inspect", str(reference)], ["inspect", str(reference), "--json"]):
+        with open("/dev/full", "w") as full:
+            res = subprocess.run(
+                [sys.executable, "-m", "entropic_bound", *argv],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=120,
+            )
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+        assert "cannot write the answer to standard output" in res.stderr, res.stderr
 
 
 def test_help_lists_the_estimators_and_examples(capsys):

@@ -266,32 +266,95 @@ def error_line(exc: BaseException) -> str:
     )
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised like Ctrl-C's KeyboardInterrupt so that every ``finally`` runs
+    (an image being written is removed, never left under its temporary name)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, frame):
+    raise _Terminated(signum)
+
+
+def _catch_termination() -> dict:
+    """Turn SIGTERM and SIGHUP into :class:`_Terminated` (main thread only); the old handlers."""
+    import signal
+    import threading
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) == signal.SIG_DFL:
+                old[signum] = signal.signal(signum, _terminate)
+    return old
+
+
+def _write_stdout(text: str) -> int:
+    """Print the answer; a failing write (disk full, closed pipe) is one line too, never a
+    traceback at exit."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError as exc:
+        _drop_stdout()
+        if isinstance(exc, BrokenPipeError):  # the reader stopped early (`| head`): not an error
+            return 0
+        why = " ".join(str(exc.strerror or exc).split())
+        print(
+            f"{PROG}: error: cannot write the answer to standard output ({why}); "
+            "check the disk space or where the output is redirected",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of what is still
+    buffered cannot fail again (and print a traceback) at exit."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2, its line printed)
         return exc.code if isinstance(exc.code, int) else 0
+    import signal
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numpy/torch warnings: the answer or one error line
-        try:
-            text = _run(args)
-        except KeyboardInterrupt:
-            print(f"{PROG}: error: interrupted; nothing was written", file=sys.stderr)
-            return 130
-        except Exception as exc:  # noqa: BLE001 - every user error is one line, never a traceback
-            if args.traceback:
-                raise
-            if isinstance(exc, BrokenPipeError):
-                return 0
-            print(error_line(exc), file=sys.stderr)
-            return 2
+    old = _catch_termination()
     try:
-        print(text)
-    except BrokenPipeError:
-        return 0
-    return 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy/torch warnings: the answer or one error line
+            try:
+                text = _run(args)
+            except (KeyboardInterrupt, _Terminated) as exc:
+                print(f"{PROG}: error: interrupted; nothing was written", file=sys.stderr)
+                return 128 + (exc.signum if isinstance(exc, _Terminated) else signal.SIGINT)
+            except Exception as exc:  # noqa: BLE001 - every user error is one line, no traceback
+                if args.traceback:
+                    raise
+                if isinstance(exc, BrokenPipeError):
+                    return 0
+                print(error_line(exc), file=sys.stderr)
+                return 2
+        return _write_stdout(text)
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

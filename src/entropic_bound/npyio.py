@@ -9,10 +9,13 @@ does not grow with the number of sequences. The file is hostile until proven oth
   shape checked: integers >= 0, and ``prod(shape) · itemsize`` no larger than the bytes that
   follow the header in the file or in the member (a member cannot be read past its end into the
   next one);
-* a stored member's bytes are checked against the zip's CRC-32 as they are read, and a compressed
+* a stored member's bytes are checked against the zip's CRC-32 as they are read (a Fortran-ordered
+  one's before, as its rows are strided), and a compressed
   member's by zipfile itself, so a damaged file is refused, never answered;
 * encrypted, duplicated and malformed members are marked with the reason (``ArrayRef.problem``),
   reported only when that array is used;
+* a compressed member may not declare more than ``INFLATE_RATIO`` times its compressed size
+  (beyond ``INFLATE_FREE`` bytes): a zip bomb is refused from its headers, never inflated;
 * small optional members (a task file's ``meta``) are read whole only below ``SMALL_BYTES``.
 
 Bad input raises :class:`InputError`: what is wrong; what to do, in one line.
@@ -34,6 +37,11 @@ CHUNK_ITEMS = 1 << 22
 #: optional members (``meta``) and string arrays are read whole only up to this many bytes
 SMALL_BYTES = 1 << 16
 SAVE_HINT = "save arrays with numpy.save or numpy.savez"
+#: a compressed member may declare at most this many times its compressed size (beyond
+#: INFLATE_FREE bytes): deflate itself cannot exceed 1032:1, and real numeric data compress far
+#: less, so a larger claim is a zip bomb (every read would stream it all) or a lying header
+INFLATE_RATIO = 100
+INFLATE_FREE = 1 << 28
 
 
 class InputError(ValueError):
@@ -168,6 +176,12 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
     if info.flag_bits & 0x1:
         raise InputError(f"{ref.where()} is encrypted", "save it without encryption")
     if info.compress_type != zipfile.ZIP_STORED:
+        if info.file_size > max(INFLATE_FREE, INFLATE_RATIO * info.compress_size):
+            raise InputError(
+                f"{ref.where()} declares {info.file_size:,} bytes compressed into "
+                f"{info.compress_size:,}, over {INFLATE_RATIO}:1: a zip bomb or a damaged archive "
+                "(data this repetitive: save them uncompressed, with numpy.savez)"
+            )
         with zf.open(info) as fp:
             ref.shape, ref.fortran, ref.dtype, _ = read_header(fp, ref.where(), info.file_size)
         ref.available = info.file_size
@@ -253,6 +267,8 @@ def iter_rows(ref: ArrayRef, rows: int):
                 "save it in C order (numpy.ascontiguousarray) or uncompressed (numpy.savez)",
             )
         with open_regular(ref.path, ref.label) as fh:
+            if ref.crc is not None:  # rows are strided on disk: check the member's bytes first
+                _check_crc(fh, ref)
             mm = np.memmap(fh, ref.dtype, "r", ref.offset, ref.shape, order="F")
             for start in range(0, B, rows):
                 yield start, np.array(mm[start : start + rows])
@@ -274,22 +290,32 @@ def iter_rows(ref: ArrayRef, rows: int):
                     crc = zlib.crc32(buf, crc)
                 yield start, np.frombuffer(buf, ref.dtype).reshape((k, *item_shape))
             if ref.crc is not None:
-                left = ref.crc[0] + ref.crc[1] - fh.tell()
-                while left > 0:
-                    buf = fh.read(min(left, 1 << 24))
-                    if not buf:
-                        break
-                    crc, left = zlib.crc32(buf, crc), left - len(buf)
-                if crc != ref.crc[2]:
-                    raise InputError(
-                        f"{ref.where()} is damaged: its bytes do not match the archive's CRC-32",
-                        "re-create the file",
-                    )
+                _check_crc(fh, ref, crc)
         return
     try:
         yield from _stream_member(ref, B, rows, row_bytes, item_shape)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
         raise InputError(f"{ref.where()} is damaged ({exc})", "re-create the file") from None
+
+
+def _check_crc(fh, ref: ArrayRef, crc: int | None = None) -> None:
+    """Check a stored member's bytes against the archive's CRC-32: all of them (``crc`` None),
+    or those from ``fh``'s position on, ``crc`` being the CRC-32 of those before it."""
+    start, size, want = ref.crc
+    if crc is None:
+        fh.seek(start)
+        crc = 0
+    left = start + size - fh.tell()
+    while left > 0:
+        buf = fh.read(min(left, 1 << 24))
+        if not buf:
+            break
+        crc, left = zlib.crc32(buf, crc), left - len(buf)
+    if crc != want:
+        raise InputError(
+            f"{ref.where()} is damaged: its bytes do not match the archive's CRC-32",
+            "re-create the file",
+        )
 
 
 def _stream_member(ref: ArrayRef, B: int, rows: int, row_bytes: int, item_shape: tuple):

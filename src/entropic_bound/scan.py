@@ -227,13 +227,35 @@ def _pick(idx: np.ndarray | None, start: int, stop: int) -> np.ndarray | slice:
     return idx[lo:hi] - start
 
 
-def _check_finite(block: np.ndarray, name: str, start: int) -> None:
-    if block.dtype.kind == "f" and not np.isfinite(block).all():
+#: the largest |value| of X and of Y must lie in this range (or be 0): the predictors square and
+#: multiply them (C = Σ_b Z_b Z_bᵀ with Z_b = X_b⁺Y_b, Gram matrices, least squares), and beyond it
+#: those products can leave float64's normal range without any error (Y ~ 1e-200 gave rank 0)
+SCALE_RANGE = (1e-50, 1e50)
+
+
+def _check_finite(block: np.ndarray, name: str, start: int) -> float:
+    """Refuse NaN/Inf; the largest |value| of ``block`` (0 for integers: always in range)."""
+    if block.dtype.kind != "f" or block.size == 0:
+        return 0.0
+    hi, lo = block.max(), block.min()  # NaN propagates through both, +Inf to hi, -Inf to lo
+    if not (np.isfinite(hi) and np.isfinite(lo)):
         bad = int(np.flatnonzero(~np.isfinite(block).reshape(len(block), -1).all(1))[0])
         raise InputError(
             f"{name} contains NaN or Inf (first in sequence {start + bad})",
             "remove or repair those sequences before predicting",
         )
+    return max(float(hi), -float(lo))
+
+
+def _check_scale(largest: dict[str, float]) -> None:
+    low, high = SCALE_RANGE
+    for name, top in largest.items():
+        if top != 0 and not low <= top <= high:
+            raise InputError(
+                f"{name}'s values reach at most {top:.3g} in magnitude, outside [{low:g}, "
+                f"{high:g}], where the predictors' products leave float64's range",
+                "rescale X and Y (e.g. to unit variance)",
+            )
 
 
 class _SingleThreadedTorch:
@@ -267,6 +289,7 @@ def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, tuple | 
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     futures: deque = deque()
     traced = 0
+    largest = {"X": 0.0, "Y": 0.0}  # max |value| over every sequence, whichever predictor uses it
 
     with _SingleThreadedTorch() as workers, ThreadPoolExecutor(max(1, workers)) as pool:
         # batches of a fixed size, whatever the number of workers: the same sums in the same order
@@ -286,8 +309,8 @@ def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, tuple | 
         try:
             with np.errstate(all="ignore"):
                 for (start, xb), (_, yb) in zip(X.rows(rows), Y.rows(rows)):
-                    _check_finite(xb, "X", start)
-                    _check_finite(yb, "Y", start)
+                    largest["X"] = max(largest["X"], _check_finite(xb, "X", start))
+                    largest["Y"] = max(largest["Y"], _check_finite(yb, "Y", start))
                     stop = start + len(xb)
                     sel = _pick(plan.attn, start, stop)
                     index = np.arange(start, stop)[sel]
@@ -310,6 +333,7 @@ def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, tuple | 
         finally:
             for f in futures:
                 f.cancel()
+    _check_scale(largest)
     if acc.C is None or not (
         torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)
     ):
