@@ -422,6 +422,57 @@ def test_claims_c6_rung_typo_is_named(key):
         validate(claims, "claims")
 
 
+@pytest.mark.parametrize(
+    "key, name",
+    [
+        ("estimator", "energy_2"),  # τ > 1: energy_rank raised in the boundaries job
+        ("estimator", "energy_0.9.9"),  # the schema's pattern admits it; not a number
+        ("estimator", "energy_00.99"),  # τ = 0.99, but no table spells it so
+        ("C8.estimators", "energy_1.5"),
+        ("C8.estimators", "energy_0"),
+    ],
+)
+def test_claims_estimator_must_be_an_estimator(key, name):
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    if key == "estimator":
+        claims["estimator"], where = name, "estimator"
+    else:
+        claims["C8"]["estimators"].append(name)
+        where = rf"C8\.estimators\[{len(claims['C8']['estimators']) - 1}\]"
+    with pytest.raises(ConfigError, match=rf"claims key '{where}': '{name}' is not an estimator"):
+        validate(claims, "claims")
+
+
+def test_claims_estimator_must_be_computed_by_the_run(tmp_path):
+    """The claims estimator selects rows of the run's tables, which hold energy_<τ> for the τ of
+    predict.taus only; C8 computes its own list on learned spectra, so any τ in (0, 1] is fine
+    there."""
+    quick = REPO / "config" / "quick.yaml"
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    claims["C8"]["estimators"].append("energy_0.5")  # not in taus: fine for C8
+    ok = _write(tmp_path, "ok.yaml", yaml.safe_dump(claims))
+    assert check_workflow_config(_quick(), [quick], ok)["estimator"] == "energy_0.99"
+    claims["estimator"] = "energy_0.5"
+    bad = _write(tmp_path, "bad.yaml", yaml.safe_dump(claims))
+    match = r"claims key 'estimator' and config key 'predict\.taus': 'energy_0\.5' is not an"
+    with pytest.raises(ConfigError, match=match):
+        check_workflow_config(_quick(), [quick], bad)
+    cfg = _quick()
+    cfg["predict"]["taus"] = [0.5, 0.99]
+    assert check_workflow_config(cfg, [quick], bad)["estimator"] == "energy_0.5"
+
+
+def test_converge_at_above_one_is_refused():
+    """A student retires as converged at windowed R ≤ converge_at·ε: above 1 it would stop
+    before reaching ε."""
+    cfg = _quick()
+    cfg["train"]["classes"]["L4"] = {"converge_at": 1.5}
+    with pytest.raises(ConfigError, match=r"'train\.classes\.L4\.converge_at': 1\.5 is greater"):
+        validate(cfg)
+    cfg["train"]["classes"]["L4"] = {"converge_at": 1.0}
+    validate(cfg)
+
+
 def test_schema_defaults_are_filled_in():
     cfg = _quick()
     del cfg["train"]["backend"]

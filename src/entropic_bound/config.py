@@ -224,6 +224,26 @@ def check_claims_relations(claims: dict) -> None:
         for i, rung in enumerate(claims[claim][key]):
             _check_rung(rung, f"{claim}.{key}[{i}]")
     _check_rung(claims["C8"]["rung"], "C8.rung")
+    # C8 computes its estimators on learned spectra itself (any τ), so they need only be
+    # estimators: energy_<τ> with 0 < τ ≤ 1, spelled as the tables spell it
+    for key, name in [("estimator", claims["estimator"])] + [
+        (f"C8.estimators[{i}]", e) for i, e in enumerate(claims["C8"]["estimators"])
+    ]:
+        _check_estimator(name, key)
+
+
+def _check_estimator(name: str, key: str) -> None:
+    from .estimators import energy_name, energy_tau
+
+    try:
+        tau = energy_tau(name)
+    except ValueError:
+        tau = math.nan
+    if tau is not None and not (0 < tau <= 1 and energy_name(tau) == name):
+        raise ConfigError(
+            f"claims key '{key}': {name!r} is not an estimator; energy_<τ> needs 0 < τ ≤ 1 "
+            f"written as energy_0.99 (numerical, stable, entropy, participation need no τ)"
+        )
 
 
 def _check_rung(rung: str, key: str) -> None:
@@ -275,7 +295,25 @@ def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
         except StrictYAMLError as exc:
             raise ConfigError(str(exc)) from None
     validate(cfg, "config")
-    return load_config(claims_path, "claims")
+    claims = load_config(claims_path, "claims")
+    check_claims_estimators(cfg, claims)
+    return claims
+
+
+def check_claims_estimators(cfg: dict, claims: dict) -> None:
+    """The claims estimator is one the run's tables hold: numerical, stable, entropy,
+    participation or energy_<τ> for a τ of ``predict.taus``, spelled as the tables spell it
+    (``energy_0.5`` with taus [0.9, 0.99], or ``energy_00.99``, passed the schema and left
+    every claim that reads it without rows, after the whole run)."""
+    from .estimators import estimator_names
+
+    computed = estimator_names(cfg["predict"]["taus"])
+    if claims["estimator"] not in computed:
+        raise ConfigError(
+            f"claims key 'estimator' and config key 'predict.taus': {claims['estimator']!r} "
+            f"is not an estimator this run computes ({', '.join(computed)}); name one of "
+            "them, or add its τ to predict.taus"
+        )
 
 
 def load_scale_list(path, resolve=Path, base=None) -> list[dict]:
