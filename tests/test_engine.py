@@ -175,3 +175,17 @@ def test_explicit_rows_train_the_same_students_as_the_grid(backend):
     np.testing.assert_allclose(both.test_mse, both.test_mse_grid, rtol=1e-5)
     if backend == "fused":
         assert (both.test_mse == both.test_mse_grid).all()
+
+
+def test_factored_products_with_the_torch_backend_say_so_and_train_dense(capsys):
+    """`train.products: factored` belongs to the fused kernel; where the torch backend trains
+    (device auto on a CUDA machine, or no kernel) the students are the dense ones, with a note."""
+    tasks = _tasks("L3", n=8, d=8)
+    opt = Optim(lr=3e-2, batch=32, max_steps=50, eval_every=25)
+    kw = dict(backend="torch", device="cpu")
+    dense = train_students(tasks, "L3", [1, 2], [0], opt, products="dense", **kw)["metrics"]
+    assert "factored" not in capsys.readouterr().err
+    fact = train_students(tasks, "L3", [1, 2], [0], opt, products="factored", **kw)["metrics"]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "train.products: factored is the fused CPU kernel's" in err
+    assert dense.drop(columns="spectrum").equals(fact.drop(columns="spectrum"))

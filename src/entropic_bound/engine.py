@@ -270,6 +270,13 @@ def train_students(
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
+    if backend == "torch" and products == "factored":  # device auto found CUDA, or no kernel
+        print(
+            "entropic-bound: train.products: factored is the fused CPU kernel's; the torch "
+            "backend forms A = Q Kᵀ (the same students, to float32 rounding)",
+            file=sys.stderr,
+        )
+        products = "dense"
     layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
     metas, S, N = [m for _, m in tasks], len(layout), prob.X.shape[0] // len(tasks)
     W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
