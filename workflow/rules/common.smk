@@ -10,7 +10,8 @@ sys.path.insert(0, str(EB_ROOT / "src"))
 
 from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.config import config_hash  # noqa: E402
-from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402  (no torch: see taskgrid.py)
+# the task grid without torch (taskgrid.py): importing torch here cost every snakemake call ~2.5 s
+from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402
 
 # Before any rule: every config file strictly re-read, the merged config and the claims
 # validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
