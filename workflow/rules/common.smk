@@ -3,13 +3,12 @@ import os
 import sys
 from pathlib import Path
 
-import yaml
-
 # EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
 sys.path.insert(0, str(EB_ROOT / "src"))
 
 from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.config import config_hash  # noqa: E402
+
 # the task grid without torch (taskgrid.py): importing torch here cost every snakemake call ~2.5 s
 from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402
 
