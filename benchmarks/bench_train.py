@@ -43,8 +43,8 @@ from entropic_bound.backends import factored_ranks
 from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
 from entropic_bound.mixing import apply_operator
-from entropic_bound.pipeline import specs_of_rung
 from entropic_bound.rungs import kernel_dim
+from entropic_bound.taskgrid import specs_of_rung
 from entropic_bound.tasks import make_task
 
 

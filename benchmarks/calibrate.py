@@ -22,8 +22,8 @@ import torch
 
 from entropic_bound.config import class_optim, load_run_config
 from entropic_bound.engine import Optim, train_students
-from entropic_bound.pipeline import specs_of_rung
 from entropic_bound.rungs import parse_rung
+from entropic_bound.taskgrid import specs_of_rung
 from entropic_bound.tasks import make_task
 
 

@@ -24,9 +24,9 @@ import torch
 from entropic_bound.analysis import round_rank
 from entropic_bound.config import load_config
 from entropic_bound.estimators import estimate
-from entropic_bound.pipeline import specs_of_rung
 from entropic_bound.predictors import StaticLeastSquares, predict_static
 from entropic_bound.seeds import noisy_copy_rng
+from entropic_bound.taskgrid import specs_of_rung
 from entropic_bound.tasks import make_task
 
 

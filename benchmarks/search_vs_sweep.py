@@ -23,7 +23,8 @@ import torch
 
 from entropic_bound.config import load_config
 from entropic_bound.io import read_table
-from entropic_bound.pipeline import chunks_of_rung, train_chunk, write_tasks
+from entropic_bound.pipeline import train_chunk, write_tasks
+from entropic_bound.taskgrid import chunks_of_rung
 from entropic_bound.tasks import task_specs
 
 

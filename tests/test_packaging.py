@@ -197,3 +197,26 @@ def test_wheel_builds_without_warnings_and_validates_a_config(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "config key 'task.beta' is nan; every number must be finite"
+
+
+def test_scripts_import_names_the_library_has():
+    """Every `from entropic_bound.X import name` of the benchmarks, workflow scripts and rules
+    names something module X has (a name moved between modules broke two benchmarks once)."""
+    import ast
+    import importlib
+
+    files = [
+        *sorted((REPO / "benchmarks").glob("*.py")),
+        *sorted((REPO / "workflow" / "scripts").glob("*.py")),
+    ]
+    missing = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("entropic_"):
+                module = importlib.import_module(node.module)
+                missing += [
+                    f"{path.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if not hasattr(module, a.name)
+                ]
+    assert not missing, missing
