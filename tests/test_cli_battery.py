@@ -272,6 +272,13 @@ def npz_cases(tmp: Path) -> dict:
         ),
         "zip bomb",
     )
+    # both sizes forged within deflate's ratio, the compressed one beyond the archive's end
+    # (the ratio test alone trusted it: an 8 GB plan from a 200-byte file)
+    forged = struct.pack("<II", 10**7, 4 * 10**9)
+    out["compressed size beyond the archive"] = (
+        _patch(_patch(comp_good, LOCAL, 0, 18, forged), CENTRAL, 0, 20, forged),
+        "does not hold",
+    )
     out["local name differs"] = (_patch(good, LOCAL, 0, 30, b"Z"), "disagree on its name")
     out["unknown compression method"] = (
         _patch(_patch(good, LOCAL, 0, 8, b"\x63\x00"), CENTRAL, 0, 10, b"\x63\x00"),
@@ -319,6 +326,7 @@ NPZ_NAMES = [
     "central sizes beyond the archive",
     "compressed and stored sizes differ",
     "declared size beyond any compression ratio (zip bomb)",
+    "compressed size beyond the archive",
     "local name differs",
     "unknown compression method",
     "archive cut in half",
@@ -355,6 +363,23 @@ def test_zip_bomb_refused_from_its_headers(capsys, tmp_path, monkeypatch):
     path = _zip(tmp_path / "b.npz", [("X.npy", zeros), ("Y.npy", zeros)], zipfile.ZIP_BZIP2)
     assert path.stat().st_size < 10_000
     assert_refused(capsys, tmp_path, "predict", path, "--no-static", says="over 100:1: a zip bomb")
+
+
+def test_repetitive_deflate_member_within_deflates_ratio_is_read(tmp_path, monkeypatch):
+    """Real data can compress several hundred to one (one-hot rows: ~300:1 at d = 256); only a
+    claim beyond deflate's own ceiling (1032:1) is a lie (the free allowance lowered to 1 MiB)."""
+    import entropic_bound.npyio as npyio
+
+    monkeypatch.setattr(npyio, "INFLATE_FREE", 1 << 20)
+    onehot = np.zeros((4096, 4, 256), np.float32)
+    onehot[..., 0] = 1.0
+    path = tmp_path / "onehot.npz"
+    np.savez_compressed(path, X=onehot)
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("X.npy")
+    assert 100 < info.file_size / info.compress_size < 1032  # the case this test is about
+    _, refs = npyio.open_arrays(str(path))
+    assert refs["X"].problem is None and refs["X"].shape == onehot.shape
 
 
 def test_unusual_npz_answered_correctly(capsys, tmp_path, reference):

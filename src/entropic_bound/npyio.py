@@ -14,8 +14,9 @@ does not grow with the number of sequences. The file is hostile until proven oth
   member's by zipfile itself, so a damaged file is refused, never answered;
 * encrypted, duplicated and malformed members are marked with the reason (``ArrayRef.problem``),
   reported only when that array is used;
-* a compressed member may not declare more than ``INFLATE_RATIO`` times its compressed size
-  (beyond ``INFLATE_FREE`` bytes): a zip bomb is refused from its headers, never inflated;
+* a compressed member's compressed bytes lie within the archive, and it may not declare more
+  than ``INFLATE_RATIO`` times them (beyond ``INFLATE_FREE`` bytes; deflate: 1032, its own
+  ceiling): a zip bomb is refused from its headers, never inflated;
 * small optional members (a task file's ``meta``) are read whole only below ``SMALL_BYTES``.
 
 Bad input raises :class:`InputError`: what is wrong; what to do, in one line.
@@ -38,9 +39,12 @@ CHUNK_ITEMS = 1 << 22
 SMALL_BYTES = 1 << 16
 SAVE_HINT = "save arrays with numpy.save or numpy.savez"
 #: a compressed member may declare at most this many times its compressed size (beyond
-#: INFLATE_FREE bytes): deflate itself cannot exceed 1032:1, and real numeric data compress far
-#: less, so a larger claim is a zip bomb (every read would stream it all) or a lying header
-INFLATE_RATIO = 100
+#: INFLATE_FREE bytes): deflate (numpy.savez_compressed) cannot exceed 1032:1, so a larger claim
+#: is a lying header; real data reach several hundred (one-hot rows, zero padding), so the bound
+#: is deflate's own. bzip2 and lzma (which numpy never writes) have no such ceiling: a bomb of
+#: theirs inflates millions of times, and beyond 100:1 they are refused as one
+INFLATE_RATIO = {zipfile.ZIP_DEFLATED: 1032}
+INFLATE_RATIO_OTHER = 100
 INFLATE_FREE = 1 << 28
 
 
@@ -176,10 +180,17 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
     if info.flag_bits & 0x1:
         raise InputError(f"{ref.where()} is encrypted", "save it without encryption")
     if info.compress_type != zipfile.ZIP_STORED:
-        if info.file_size > max(INFLATE_FREE, INFLATE_RATIO * info.compress_size):
+        if info.header_offset + info.compress_size > size:  # the ratio below trusts it
+            raise InputError(
+                f"{ref.where()} claims {info.compress_size:,} compressed bytes that the archive "
+                "does not hold (truncated or damaged)",
+                "re-create the file",
+            )
+        ratio = INFLATE_RATIO.get(info.compress_type, INFLATE_RATIO_OTHER)
+        if info.file_size > max(INFLATE_FREE, ratio * info.compress_size):
             raise InputError(
                 f"{ref.where()} declares {info.file_size:,} bytes compressed into "
-                f"{info.compress_size:,}, over {INFLATE_RATIO}:1: a zip bomb or a damaged archive "
+                f"{info.compress_size:,}, over {ratio}:1: a zip bomb or a damaged archive "
                 "(data this repetitive: save them uncompressed, with numpy.savez)"
             )
         with zf.open(info) as fp:
