@@ -23,6 +23,7 @@ from entropic_bound.config import (
     load_config,
     load_scale_list,
     load_schema,
+    scale_study_asked,
     validate,
     validate_config,
 )
@@ -590,6 +591,23 @@ def test_scale_list_file_itself_is_read_strictly(tmp_path):
         load_scale_list(_write(tmp_path, "s.yaml", "scales: []\nscales: []\n"))
     with pytest.raises(ConfigError, match=r"^scale list .*: key 'scales': \[\] should be non"):
         load_scale_list(_write(tmp_path, "s.yaml", "scales: []\n"))
+
+
+@pytest.mark.parametrize(
+    "argv, cfg, asked",
+    [
+        (["snakemake", "scale", "--cores", "2"], {}, True),
+        (["snakemake", "-n", "results/scale/verdict_by_scale.csv"], {}, True),
+        (["snakemake", "eb_scale"], {}, True),  # as a module: `use rule * from eb as eb_*`
+        (["snakemake", "reproduce-all", "--cores", "2"], {}, False),
+        (["snakemake", "reproduce-all", "--configfile", "config/scale/d8.yaml"], {}, False),
+        (["snakemake", "reproduce-all"], {"scale_list": "mine.yaml"}, True),
+    ],
+)
+def test_only_the_scale_study_checks_the_scale_list(argv, cfg, asked):
+    """The list names config/config.yaml (d = 16): a user who edits that file to d = 32 and
+    runs reproduce-all must not be stopped by the list of a study they did not ask for."""
+    assert scale_study_asked(argv, cfg) is asked
 
 
 def test_snakemake_scale_stops_at_parse_time_on_a_bad_scale_list(tmp_path, capfd):

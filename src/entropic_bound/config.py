@@ -138,9 +138,10 @@ def _keys(*keys: str) -> str:
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-#: names under results/ that are not a run's: the scale study's directory (SCALE_DIR of
-#: workflow/rules/common.smk) and the file that explains results/
-RESERVED_RUN_NAMES = ("scale", "README.md")
+#: the scale study's directory under results/ (workflow/rules/scale.smk)
+SCALE_RUN_NAME = "scale"
+#: names under results/ that are not a run's: the scale study's and the file explaining results/
+RESERVED_RUN_NAMES = (SCALE_RUN_NAME, "README.md")
 
 
 def check_relations(cfg: dict) -> None:
@@ -233,7 +234,7 @@ def check_claims_relations(claims: dict) -> None:
 
 
 def _check_estimator(name: str, key: str) -> None:
-    from .estimators import energy_name, energy_tau
+    from .estimators import energy_name, energy_tau, estimator_names
 
     try:
         tau = energy_tau(name)
@@ -242,7 +243,7 @@ def _check_estimator(name: str, key: str) -> None:
     if tau is not None and not (0 < tau <= 1 and energy_name(tau) == name):
         raise ConfigError(
             f"claims key '{key}': {name!r} is not an estimator; energy_<τ> needs 0 < τ ≤ 1 "
-            f"written as energy_0.99 (numerical, stable, entropy, participation need no τ)"
+            f"written as energy_0.99 ({', '.join(estimator_names(()))} need no τ)"
         )
 
 
@@ -281,7 +282,7 @@ def merged(base: dict, over: dict) -> dict:
 def load_run_config(path, base=None) -> dict:
     """A config as a run of the workflow sees it: ``base`` (default: this clone's
     config/config.yaml, the Snakefile's configfile), then ``path`` over it, validated."""
-    base = Path(__file__).resolve().parents[2] / "config" / "config.yaml" if base is None else base
+    base = REPO / "config" / "config.yaml" if base is None else base
     return validate(merged(read_config(base), read_config(path)))
 
 
@@ -316,10 +317,23 @@ def check_claims_estimators(cfg: dict, claims: dict) -> None:
         )
 
 
-def load_scale_list(path, resolve=Path, base=None) -> list[dict]:
+def scale_study_asked(argv: list[str], cfg: dict) -> bool:
+    """Whether a Snakemake invocation may run the scale study, and so must check the scale
+    list whole at parse time: a ``scale_list`` in its config, or a word of its command line
+    ``argv`` naming the study (a scale rule, a file under results/scale/). Snakemake knows its
+    targets only after the parse, so this reads the words, and errs towards yes ("scale" in any
+    word but a config file's name), which only makes a parse stricter."""
+    if "scale_list" in cfg:
+        return True
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    return any("scale" in a and not a.endswith((".yaml", ".yml", ".json")) for a in words)
+
+
+def load_scale_list(path, resolve=Path, base=None, claims: dict | None = None) -> list[dict]:
     """``snakemake scale``'s list (config/scale/scales.yaml), checked whole before any job:
     its form (schema ``scales``), no d twice, every listed config valid as its run will see
-    it (``base``, default this clone's config/config.yaml, then the file over it), listed
+    it (``base``, default this clone's config/config.yaml, then the file over it; with
+    ``claims``, also against the claims thresholds, :func:`check_claims_estimators`), listed
     under its own ``task.d``, and no two configs writing one ``results/<run_name>/`` (their
     runs would go at once into one directory). ``resolve`` maps a listed path to a file.
     Returns ``[{d, config, run_name}]`` sorted by d, ``config`` resolved."""
@@ -349,6 +363,8 @@ def load_scale_list(path, resolve=Path, base=None) -> list[dict]:
         where = f"{label}: scales[{i}] (d = {s['d']}, {s['config']})"
         try:
             cfg = validate(merged(base_cfg, read_config(config)))
+            if claims is not None:
+                check_claims_estimators(cfg, claims)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         if cfg["task"]["d"] != s["d"]:

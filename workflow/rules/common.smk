@@ -12,15 +12,24 @@ from entropic_bound.config import config_hash  # noqa: E402
 # the task grid without torch (taskgrid.py): importing torch here cost every snakemake call ~2.5 s
 from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402
 
+
+def config_or_exit(check, *args, **kwargs):
+    """``check(*args, **kwargs)``; a ConfigError ends the parse: one line on stderr, exit 2."""
+    try:
+        return check(*args, **kwargs)
+    except ConfigError as exc:
+        print(f"entropic-bound: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
 # Before any rule: every config file strictly re-read, the merged config and the claims
 # validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
-try:
-    CLAIMS = check_workflow_config(
-        config, workflow.configfiles, EB_ROOT / "config" / "claims.yaml"
-    )
-except ConfigError as exc:
-    print(f"entropic-bound: error: {exc}", file=sys.stderr)
-    sys.exit(2)
+CLAIMS = config_or_exit(
+    check_workflow_config,
+    config,
+    workflow.configfiles,
+    EB_ROOT / "config" / "claims.yaml",
+)
 
 
 def repo_path(rel: str) -> str:
@@ -277,7 +286,11 @@ def train_gpus():
 
 
 # Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
-from entropic_bound.config import load_scale_list  # noqa: E402
+from entropic_bound.config import (  # noqa: E402
+    SCALE_RUN_NAME,
+    load_scale_list,
+    scale_study_asked,
+)
 
 
 def in_clone(path) -> Path:
@@ -289,19 +302,25 @@ def in_clone(path) -> Path:
 
 
 SCALE_LIST = in_clone(config.get("scale_list", "config/scale/scales.yaml"))
-# The list and every config it names are checked here, like the run's own config: a bad one
-# would otherwise fail inside `snakemake scale` after the scales before it had run.
-try:
+SCALE_DIR = f"results/{SCALE_RUN_NAME}"
+
+
+# `snakemake scale` checks the list and every config it names here, before any job (a bad one
+# would otherwise fail inside the study after the scales before it had run). Any other run
+# leaves the list alone: a user who edits config/config.yaml (the list's d = 16 entry) to
+# another d must still be able to run it.
+SCALES = {}
+if scale_study_asked(sys.argv, config):
     SCALES = {
         s["d"]: s
-        for s in load_scale_list(
-            SCALE_LIST, resolve=in_clone, base=EB_ROOT / "config" / "config.yaml"
+        for s in config_or_exit(
+            load_scale_list,
+            SCALE_LIST,
+            resolve=in_clone,
+            base=EB_ROOT / "config" / "config.yaml",
+            claims=CLAIMS,
         )
     }
-except ConfigError as exc:
-    print(f"entropic-bound: error: {exc}", file=sys.stderr)
-    sys.exit(2)
-SCALE_DIR = "results/scale"
 
 
 def scale_config(wildcards):
