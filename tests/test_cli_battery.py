@@ -607,6 +607,9 @@ def killed(self, fname, **kw):  # half an image on disk, then SIGTERM (or SIGHUP
     os.kill(os.getpid(), getattr(signal, sys.argv[1]))
 
 Figure.savefig = killed
+# the signal's default action, whatever this test runs under (nohup or a CI runner may ignore
+# SIGHUP, and an ignored signal is left alone by the CLI)
+signal.signal(getattr(signal, sys.argv[1]), signal.SIG_DFL)
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -625,8 +628,11 @@ def test_terminated_while_plotting_leaves_nothing(tmp_path, reference, sig):
         timeout=120,
     )
     assert res.returncode == 128 + getattr(signal, sig), (res.returncode, res.stderr)
-    assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
-    assert res.stderr.startswith("entropic-bound: error: interrupted"), res.stderr
+    # ours only: matplotlib may add a line of its own on a fresh machine (its font cache)
+    ours = [line for line in res.stderr.splitlines() if line.startswith("entropic-bound")]
+    assert res.stdout == "" and len(ours) == 1, res.stderr
+    assert ours[0].startswith("entropic-bound: error: interrupted"), res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
     assert list(out.iterdir()) == []
 
 

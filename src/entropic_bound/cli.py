@@ -342,7 +342,10 @@ def main(argv=None) -> int:
             try:
                 text = _run(args)
             except (KeyboardInterrupt, _Terminated) as exc:
-                print(f"{PROG}: error: interrupted; nothing was written", file=sys.stderr)
+                try:  # after SIGHUP the terminal may be gone: the exit status still says it
+                    print(f"{PROG}: error: interrupted; nothing was written", file=sys.stderr)
+                except OSError:
+                    pass
                 return 128 + (exc.signum if isinstance(exc, _Terminated) else signal.SIGINT)
             except Exception as exc:  # noqa: BLE001 - every user error is one line, no traceback
                 if args.traceback:
@@ -351,10 +354,10 @@ def main(argv=None) -> int:
                     return 0
                 print(error_line(exc), file=sys.stderr)
                 return 2
-        return _write_stdout(text)
-    finally:
+    finally:  # the handlers back before the answer is printed: a signal then ends the process
         for signum, handler in old.items():
             signal.signal(signum, handler)
+    return _write_stdout(text)
 
 
 if __name__ == "__main__":

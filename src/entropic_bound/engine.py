@@ -212,6 +212,16 @@ def _job(tasks, student_class: str, ranks, seeds, rows, dev, optim: Optim, produ
     return layout, prob, Y.pow(2).mean((1, 2, 3))
 
 
+_NOTED: set[str] = set()
+
+
+def _note_once(text: str) -> None:
+    """One line on stderr (the job's log), once per process: a search calls training per round."""
+    if text not in _NOTED:
+        _NOTED.add(text)
+        print(f"entropic-bound: {text}", file=sys.stderr)
+
+
 def flush_denormal_is_on() -> bool:
     """Whether this thread flushes subnormal floats to zero. torch has a setter
     (``torch.set_flush_denormal``) and no getter: half the least normal float32 is subnormal,
@@ -271,10 +281,9 @@ def train_students(
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
     if backend == "torch" and products == "factored":  # device auto found CUDA, or no kernel
-        print(
-            "entropic-bound: train.products: factored is the fused CPU kernel's; the torch "
-            "backend forms A = Q Kᵀ (the same students, to float32 rounding)",
-            file=sys.stderr,
+        _note_once(
+            "train.products: factored is the fused CPU kernel's; the torch backend forms "
+            "A = Q Kᵀ (the same students, to float32 rounding)"
         )
         products = "dense"
     layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
