@@ -355,14 +355,12 @@ def load_scale_list(path, resolve=Path, base=None, claims: dict | None = None) -
                 f"scales[{i}]); keep one"
             )
         first[s["d"]] = i
-    base = REPO / "config" / "config.yaml" if base is None else base
-    base_cfg = read_config(base)
     out, runs = [], {}
     for i, s in enumerate(scales):
         config = resolve(s["config"])
         where = f"{label}: scales[{i}] (d = {s['d']}, {s['config']})"
         try:
-            cfg = validate(merged(base_cfg, read_config(config)))
+            cfg = load_run_config(config, base)
             if claims is not None:
                 check_claims_estimators(cfg, claims)
         except ConfigError as exc:
