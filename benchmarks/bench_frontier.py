@@ -17,8 +17,8 @@ import time
 
 import torch
 
-from entropic_bound.config import load_run_config
-from entropic_bound.frontier import frontier_grid
+from entropic_bound.config.load import load_run_config
+from entropic_bound.frontier.grid import frontier_grid
 
 
 def main(argv=None) -> None:

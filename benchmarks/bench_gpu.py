@@ -1,7 +1,7 @@
 """GPU benchmark (`make bench-gpu`): the paper-scale training stage on one GPU, against CPU.
 
 Every training job of the config (default config/config.yaml, paper scale: every rung × {sweep,
-static} × chunk) runs as `rule train` runs it (entropic_bound.pipeline.train_chunk on task files
+static} × chunk) runs as `rule train` runs it (entropic_bound.train.stage.train_chunk on task files
 written by the pipeline's own write_tasks), one after another in this process:
 
   gpu_stage_seconds   the whole training stage on the GPU (after one warm-up job)
@@ -39,10 +39,11 @@ import pandas as pd
 import torch
 
 from entropic_bound.analysis import empirical_knees, risk_curves
-from entropic_bound.config import load_config
-from entropic_bound.pipeline import train_chunk, write_tasks
-from entropic_bound.taskgrid import chunks_of_rung
-from entropic_bound.tasks import task_specs
+from entropic_bound.config.load import load_config
+from entropic_bound.tasks.grid import chunks_of_rung
+from entropic_bound.tasks.make import task_specs
+from entropic_bound.tasks.stage import write_tasks
+from entropic_bound.train.stage import train_chunk
 
 
 def log(msg: str) -> None:

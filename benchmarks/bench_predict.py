@@ -29,8 +29,8 @@ import zipfile
 import numpy as np
 import torch
 
-from entropic_bound.mixing import apply_operator
-from entropic_bound.tasks import haar_orthonormal, teacher_kernel
+from entropic_bound.tasks.make import haar_orthonormal, teacher_kernel
+from entropic_bound.tasks.mixing import apply_operator
 
 TARGET_WALL_S = 10.0
 TARGET_RSS_MB = 4096.0

@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_train import engine_matmul_flops, gemm_peak_gflops  # noqa: E402
 
 from entropic_bound.analysis import run_analyses  # noqa: E402
-from entropic_bound.backends import factored_ranks  # noqa: E402
 from entropic_bound.claims import evaluate_claims, load_tables  # noqa: E402
-from entropic_bound.config import class_optim, load_run_config, load_scale_list  # noqa: E402
-from entropic_bound.rungs import parse_rung  # noqa: E402
+from entropic_bound.config.load import class_optim, load_run_config, load_scale_list  # noqa: E402
+from entropic_bound.core.rungs import parse_rung  # noqa: E402
+from entropic_bound.train.backends import factored_ranks  # noqa: E402
 
 STAGES = ("tasks", "predict", "frontier", "training", "analysis")
 

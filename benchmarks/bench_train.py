@@ -38,14 +38,14 @@ import time
 
 import torch
 
-from entropic_bound import fused
-from entropic_bound.backends import factored_ranks
-from entropic_bound.config import class_optim, load_run_config
-from entropic_bound.engine import Optim, train_students
-from entropic_bound.mixing import apply_operator
-from entropic_bound.rungs import kernel_dim
-from entropic_bound.taskgrid import specs_of_rung
-from entropic_bound.tasks import make_task
+from entropic_bound.config.load import class_optim, load_run_config
+from entropic_bound.core.rungs import kernel_dim
+from entropic_bound.tasks.grid import specs_of_rung
+from entropic_bound.tasks.make import make_task
+from entropic_bound.tasks.mixing import apply_operator
+from entropic_bound.train import fused
+from entropic_bound.train.backends import factored_ranks
+from entropic_bound.train.engine import Optim, train_students
 
 
 def gemm_peak_gflops(size: int = 1024, reps: int = 20) -> float:

@@ -20,11 +20,11 @@ import time
 
 import torch
 
-from entropic_bound.config import class_optim, load_run_config
-from entropic_bound.engine import Optim, train_students
-from entropic_bound.rungs import parse_rung
-from entropic_bound.taskgrid import specs_of_rung
-from entropic_bound.tasks import make_task
+from entropic_bound.config.load import class_optim, load_run_config
+from entropic_bound.core.rungs import parse_rung
+from entropic_bound.tasks.grid import specs_of_rung
+from entropic_bound.tasks.make import make_task
+from entropic_bound.train.engine import Optim, train_students
 
 
 def main(argv=None) -> None:

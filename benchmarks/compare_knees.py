@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.analysis import empirical_knees, risk_curves
-from entropic_bound.config import load_config
+from entropic_bound.config.load import load_config
 
 KEYS = ["task_id", "student_class", "static_student", "rank", "seed"]
 

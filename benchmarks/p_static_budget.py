@@ -21,13 +21,12 @@ import time
 import numpy as np
 import torch
 
-from entropic_bound.analysis import round_rank
-from entropic_bound.config import load_config
-from entropic_bound.estimators import estimate
-from entropic_bound.predictors import StaticLeastSquares, predict_static
-from entropic_bound.seeds import noisy_copy_rng
-from entropic_bound.taskgrid import specs_of_rung
-from entropic_bound.tasks import make_task
+from entropic_bound.config.load import load_config
+from entropic_bound.core.estimators import estimate, round_rank
+from entropic_bound.core.seeds import noisy_copy_rng
+from entropic_bound.predict.static import StaticLeastSquares, predict_static
+from entropic_bound.tasks.grid import specs_of_rung
+from entropic_bound.tasks.make import make_task
 
 
 def main(argv=None) -> None:

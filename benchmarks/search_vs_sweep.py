@@ -21,11 +21,12 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from entropic_bound.config import load_config
-from entropic_bound.io import read_table
-from entropic_bound.pipeline import train_chunk, write_tasks
-from entropic_bound.taskgrid import chunks_of_rung
-from entropic_bound.tasks import task_specs
+from entropic_bound.config.load import load_config
+from entropic_bound.core.io import read_table
+from entropic_bound.tasks.grid import chunks_of_rung
+from entropic_bound.tasks.make import task_specs
+from entropic_bound.tasks.stage import write_tasks
+from entropic_bound.train.stage import train_chunk
 
 
 def knees(metrics: pd.DataFrame, epsilon: float) -> dict[str, float]:

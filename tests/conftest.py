@@ -1,8 +1,17 @@
 import os
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import settings
+
+# tests/ mirrors the package (tests/claims/, tests/train/, ...); helpers shared across folders
+# (fabricate.py here, workflow/test_profiles.py's load_workflow) import by module name.
+_TESTS = Path(__file__).resolve().parent
+for _p in (_TESTS, _TESTS / "workflow"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 # Tests are single-threaded so that timings and bitwise comparisons do not depend on load.
 torch.set_num_threads(1)
@@ -28,6 +37,6 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     if _EXIT_STATUS and not hasattr(config, "workerinput"):
-        from entropic_bound.runner import finish
+        from entropic_bound.core.runner import finish
 
         finish(_EXIT_STATUS[-1])

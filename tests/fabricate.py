@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropic_bound.rungs import ladder_lambda, parse_rung
+from entropic_bound.core.rungs import ladder_lambda, parse_rung
 
 ALL_RUNGS = ("L0", "L1", "L2", "L3", "L4", "Lam0.25", "Lam0.50", "Lam0.75")
 ESTIMATORS = (

@@ -1,1 +1,13 @@
-"""entropic-bound."""
+"""entropic-bound: the reproducibility pipeline of arXiv 2607.23050 as a plain Python library.
+
+Subpackages follow the pipeline's stages (each has a rule file of the same name under
+workflow/rules/): ``tasks`` → ``predict`` → ``frontier`` → ``train`` → ``analysis`` →
+``claims`` → ``figures``, with ``exploratory`` beside them, ``cli`` (the ``entropic-bound``
+command) in front and ``core`` / ``config`` underneath. Importing this package imports nothing
+heavy; each subpackage re-exports its public names lazily.
+"""
+
+from entropic_bound._moved import install as _install_moved
+
+# the flat module paths of 0.1 (entropic_bound.estimators, .predictors, .engine, ...) still import
+_install_moved()

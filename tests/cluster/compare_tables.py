@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from entropic_bound.runner import finish
+from entropic_bound.core.runner import finish
 
 SUFFIXES = (".csv", ".parquet")
 

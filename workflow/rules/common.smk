@@ -6,11 +6,11 @@ from pathlib import Path
 # EB_ROOT (Snakefile): the clone, wherever Snakemake runs; its library comes first on the path
 sys.path.insert(0, str(EB_ROOT / "src"))
 
-from entropic_bound.config import ConfigError, check_workflow_config  # noqa: E402
-from entropic_bound.config import config_hash  # noqa: E402
+from entropic_bound.config.load import ConfigError, check_workflow_config  # noqa: E402
+from entropic_bound.config.load import config_hash  # noqa: E402
 
 # the task grid without torch (taskgrid.py): importing torch here cost every snakemake call ~2.5 s
-from entropic_bound.taskgrid import chunks_of_rung, task_specs  # noqa: E402
+from entropic_bound.tasks.grid import chunks_of_rung, task_specs  # noqa: E402
 
 
 def config_or_exit(check, *args, **kwargs):
@@ -52,21 +52,14 @@ RUNGS = sorted({t.rung for t in TASKS}, key=[t.rung for t in TASKS].index)
 # provenance first. Subcategories: by claim for figures, by stage for tables; labels carry both.
 _CLAIMS_CAT = "1 Claims and provenance"
 _EXPLORATORY = "4 Exploratory (no verdict)"
+#: the tables' report entries (figures: their FigureSpec, workflow/rules/figures.smk)
 _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T1": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
     "claims_md": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
     "provenance": (_CLAIMS_CAT, "Provenance", "C1-C9", "provenance"),
-    "F1": ("2 Figures", "C1, C2: deficiency and achievability", "C1, C2", "training"),
-    "F2": ("2 Figures", "C3, C7: recovery", "C3, C7", "training"),
-    "F3": ("2 Figures", "C5: naive transfer", "C5", "data-only prediction"),
-    "F4": ("2 Figures", "C6: the ladder", "C6", "training"),
-    "F5": ("2 Figures", "C8: estimators", "C8", "training"),
-    "F6": ("2 Figures", "C9: the frontier", "C9", "frontier"),
-    "F7": ("2 Figures", "C4: prediction vs knee", "C4", "data-only prediction"),
     "T2": ("3 Tables", "Training and prediction", "C4, C5, C6", "training"),
     "T3": ("3 Tables", "Estimators", "C8", "training"),
     "T4": ("3 Tables", "Frontier", "C9", "frontier"),
-    "X1": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
     "scale": (_EXPLORATORY, "Verdict by scale", "C1-C9", "scale"),
@@ -81,6 +74,21 @@ REPORT = {
     )
     for key, (category, subcategory, claims, stage) in _REPORT_ITEMS.items()
 }
+
+
+def package_code(*names):
+    """The library code a rule's results depend on, as inputs, so that an edit reruns its jobs:
+    each name a subpackage of src/entropic_bound (all its modules) or one module of it.
+    """
+    lib = EB_ROOT / "src" / "entropic_bound"
+    files = []
+    for name in names:
+        one = lib / f"{name}.py"
+        paths = [one] if one.exists() else sorted((lib / name).glob("*.py"))
+        if not paths:
+            raise ValueError(f"package_code: no library code named {name!r}")
+        files += [repo_path(str(p.relative_to(EB_ROOT))) for p in paths]
+    return files
 
 
 def task_file(task):
@@ -144,8 +152,8 @@ def write_partial_claims():
     if not builds_the_run():
         return
     from entropic_bound.claims import claims_text
-    from entropic_bound.io import PARTIAL_DIR
-    from entropic_bound.pipeline import claims_after_failure
+    from entropic_bound.core.io import PARTIAL_DIR
+    from entropic_bound.claims.stage import claims_after_failure
 
     try:
         table = claims_after_failure(config, CLAIMS, RUN)
@@ -163,7 +171,7 @@ def clear_partial_claims():
     """onsuccess: the partial claims of an earlier failed run are out of date."""
     if not builds_the_run():
         return
-    from entropic_bound.io import clear_partial
+    from entropic_bound.core.io import clear_partial
 
     clear_partial(RUN)
 
@@ -286,7 +294,7 @@ def train_gpus():
 
 
 # Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
-from entropic_bound.config import (  # noqa: E402
+from entropic_bound.config.load import (  # noqa: E402
     SCALE_RUN_NAME,
     load_scale_list,
     scale_study_asked,
@@ -329,3 +337,38 @@ def scale_config(wildcards):
 
 def scale_run_dir(wildcards):
     return f"results/{SCALES[int(wildcards.d)]['run_name']}"
+
+
+# --- figures: inputs, outputs and report entries from each FigureSpec (figures.smk) ---
+from entropic_bound.figures.spec import (  # noqa: E402
+    FIGURES,
+    figures_of_rule,
+    table_file,
+    tables_of_rule,
+)
+
+
+def figure_outputs(rule):
+    """The PNG (in the report, under its spec's category and caption) and PDF of each figure
+    whose FigureSpec (src/entropic_bound/figures/spec.py) names ``rule``."""
+    out = {}
+    for fid in figures_of_rule(rule):
+        path = f"{RUN}/figures/{FIGURES[fid].stem}"
+        out[f"{fid}_png"] = report(f"{path}.png", **figure_report(FIGURES[fid]))
+        out[f"{fid}_pdf"] = f"{path}.pdf"
+    return out
+
+
+def figure_report(spec):
+    """report() arguments of a figure, from its FigureSpec."""
+    return dict(
+        caption=repo_path(spec.caption),
+        category=spec.category,
+        subcategory=spec.subcategory,
+        labels={"item": spec.fid, "claims": spec.claims, "stage": spec.stage},
+    )
+
+
+def figure_inputs(rule):
+    """The cached tables the figures of ``rule`` read, keyed by table stem."""
+    return {t: f"{TABLES}/{table_file(t)}" for t in tables_of_rule(rule)}

@@ -1,4 +1,4 @@
-# Beyond the verdicts (SCIENCE.md §8): analyses that were not pre-registered, computed from
+# Beyond the verdicts (docs/method.md §8; src/entropic_bound/exploratory/): analyses that were not pre-registered, computed from
 # cached intermediates like everything else, labelled "exploratory: no verdict" and read by
 # no claim. Config: `exploratory` in config/config.yaml.
 EXPLORATORY = config["exploratory"]
@@ -9,16 +9,7 @@ BETA_TRAIN = f"{RUN}/train/L4/full_rank_beta.metrics.parquet"
 rule boundaries:
     """Noise tolerance σ50/σ95 of every data-only predictor, by n, β and data budget B."""
     input:
-        code=[
-            f"{CODE}/{m}.py"
-            for m in (
-                "boundaries",
-                "frontier",
-                "predictors",
-                "static_predictor",
-                "predictor_base",
-            )
-        ],
+        code=package_code("frontier", "predict"),
     output:
         report(f"{TABLES}/X1_boundaries.csv", **REPORT["X1_table"]),
     log:
@@ -41,7 +32,7 @@ rule boundaries:
 rule train_beta:
     """Full-rank L4 students on the L4 tasks at every β of exploratory.c8_beta (one job)."""
     input:
-        code=f"{CODE}/softmax_distortion.py",
+        code=package_code("exploratory/c8_by_beta"),
     output:
         BETA_TRAIN,
     log:
@@ -66,7 +57,7 @@ rule c8_by_beta:
     input:
         learned=BETA_TRAIN,
         frontier=f"{TABLES}/frontier.csv",
-        code=f"{CODE}/softmax_distortion.py",
+        code=package_code("exploratory/c8_by_beta"),
     output:
         report(f"{TABLES}/X2_c8_by_beta.csv", **REPORT["X2_table"]),
     log:

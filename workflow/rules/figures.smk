@@ -1,24 +1,63 @@
-# Input and output functions of the plotting rules, built from the figure registry
-# (src/entropic_bound/figure_registry.py): a figure's stem and tables are defined there only.
-from entropic_bound.figure_registry import (  # noqa: E402
-    FIGURES,
-    figures_of_rule,
-    table_file,
-    tables_of_rule,
-)
+# Figures (src/entropic_bound/figures/): every rule input, output and report entry here is
+# built from the figure's FigureSpec (figures/spec.py: stem, tables, rule, category, caption),
+# through the functions of common.smk.
+FIGURE_FILES = [
+    f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
+]
+#: the headline outputs: claims (T1), tables T2-T4, figures F1-F7, and the exploratory
+#: tables X1, X2 and figure X1 (see get_final_output)
+ANALYSIS_OUTPUTS = [
+    f"{TABLES}/claims.csv",
+    f"{RUN}/claims.md",
+    f"{TABLES}/T2_intrinsic_ranks.csv",
+    f"{TABLES}/T3_estimators.csv",
+    f"{TABLES}/T4_frontier.csv",
+    f"{TABLES}/X1_boundaries.csv",
+    f"{TABLES}/X2_c8_by_beta.csv",
+    *FIGURE_FILES,
+]
 
 
-def figure_outputs(rule):
-    """The PNG (in the report, captioned by workflow/report/<id>.rst) and PDF of each figure
-    the registry (src/entropic_bound/figure_registry.py) assigns to ``rule``."""
-    out = {}
-    for fid in figures_of_rule(rule):
-        path = f"{RUN}/figures/{FIGURES[fid].stem}"
-        out[f"{fid}_png"] = report(f"{path}.png", **REPORT[fid])
-        out[f"{fid}_pdf"] = f"{path}.pdf"
-    return out
+rule plot_figures:
+    """F1-F5 and F7 (PNG and PDF), one job: the plotting imports cost more than the drawing."""
+    input:
+        **figure_inputs("plot_figures"),
+        code=package_code("figures"),
+    output:
+        **figure_outputs("plot_figures"),
+    log:
+        f"{RUN}/logs/plot_figures.log",
+    localrule: True
+    conda:
+        "../../envs/plot.yaml"
+    params:
+        figures=figures_of_rule("plot_figures"),
+        claims=CLAIMS,
+    script:
+        "../scripts/plot.py"
 
 
-def figure_inputs(rule):
-    """The cached tables the figures of ``rule`` read, keyed by table stem."""
-    return {t: f"{TABLES}/{table_file(t)}" for t in tables_of_rule(rule)}
+rule plot_frontier:
+    """F6 and X1: they need no training, so they are drawn even when a training job fails."""
+    input:
+        **figure_inputs("plot_frontier"),
+        code=package_code("figures"),
+    output:
+        **figure_outputs("plot_frontier"),
+    log:
+        f"{RUN}/logs/plot_frontier.log",
+    localrule: True
+    conda:
+        "../../envs/plot.yaml"
+    params:
+        figures=figures_of_rule("plot_frontier"),
+        claims=CLAIMS,
+    script:
+        "../scripts/plot.py"
+
+
+rule figures:
+    """Every figure and table, rebuilt from cached tables only (no task or training job)."""
+    input:
+        ANALYSIS_OUTPUTS,
+    localrule: True

@@ -42,7 +42,7 @@ rule scale_table:
     """Claim × d: each run's verdict and headline number, as a table and a figure."""
     input:
         runs=expand(f"{SCALE_DIR}/runs/d{{d}}.run", d=sorted(SCALES)),
-        code=f"{CODE}/scale.py",
+        code=package_code("exploratory/scale"),
     output:
         csv=report(f"{SCALE_DIR}/verdict_by_scale.csv", **REPORT["scale"]),
         md=f"{SCALE_DIR}/verdict_by_scale.md",

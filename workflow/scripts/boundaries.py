@@ -2,9 +2,10 @@
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.boundaries import boundaries_table
-from entropic_bound.io import provenance, write_table
-from entropic_bound.runner import run
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import write_table
+from entropic_bound.core.runner import run
+from entropic_bound.frontier.boundaries import boundaries_table
 
 
 def main(sm):

@@ -5,11 +5,12 @@ from pathlib import Path
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.beyond import beyond_the_verdicts
 from entropic_bound.claims import claims_markdown, claims_text, evaluate_claims
-from entropic_bound.config import config_hash
-from entropic_bound.io import clear_partial, provenance, read_table, write_table, write_text
-from entropic_bound.runner import run
+from entropic_bound.config.load import config_hash
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import clear_partial, read_table, write_table, write_text
+from entropic_bound.core.runner import run
+from entropic_bound.exploratory.beyond import beyond_the_verdicts
 
 
 def main(sm):

@@ -10,7 +10,7 @@ finds this file. On import it
 * puts ``<clone>/src`` first on ``sys.path``: the library is the clone's own, installed or not
   (a ``--sdm conda`` environment does not install it; see envs/).
 
-``entropic_bound.runner.run`` then keeps writing to the same log.
+``entropic_bound.core.runner.run`` then keeps writing to the same log.
 """
 
 import sys

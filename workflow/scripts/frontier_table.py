@@ -3,8 +3,9 @@
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
 from entropic_bound.analysis import frontier_table
-from entropic_bound.io import provenance, read_table, write_table
-from entropic_bound.runner import run
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import read_table, write_table
+from entropic_bound.core.runner import run
 
 
 def main(sm):

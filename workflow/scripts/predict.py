@@ -2,10 +2,11 @@
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.io import provenance, write_table
-from entropic_bound.pipeline import data_only_predictions
-from entropic_bound.progress import heartbeat
-from entropic_bound.runner import run
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import write_table
+from entropic_bound.core.progress import heartbeat
+from entropic_bound.core.runner import run
+from entropic_bound.predict.stage import data_only_predictions
 
 
 def main(sm):

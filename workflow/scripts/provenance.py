@@ -2,8 +2,9 @@
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.io import provenance_rst, summarize_provenance, write_text
-from entropic_bound.runner import run
+from entropic_bound.config.provenance import provenance_rst, summarize_provenance
+from entropic_bound.core.io import write_text
+from entropic_bound.core.runner import run
 
 
 def main(sm):

@@ -4,10 +4,16 @@ from pathlib import Path
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.io import provenance, write_table, write_text
-from entropic_bound.plotting import save_figure
-from entropic_bound.runner import run
-from entropic_bound.scale import figure_scale, read_run_tables, scale_markdown, verdict_by_scale
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import write_table, write_text
+from entropic_bound.core.runner import run
+from entropic_bound.exploratory.scale import (
+    figure_scale,
+    read_run_tables,
+    scale_markdown,
+    verdict_by_scale,
+)
+from entropic_bound.figures.draw import save_figure
 
 
 def main(sm):

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.pipeline import write_tasks
-from entropic_bound.progress import heartbeat
-from entropic_bound.runner import run
+from entropic_bound.core.progress import heartbeat
+from entropic_bound.core.runner import run
+from entropic_bound.tasks.stage import write_tasks
 
 
 def main(sm):

@@ -1,11 +1,12 @@
-"""Rule `train`: one batched training job (see entropic_bound.engine)."""
+"""Rule `train`: one batched training job (see entropic_bound.train.engine)."""
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
-from entropic_bound.io import provenance, write_table
-from entropic_bound.pipeline import train_chunk
-from entropic_bound.progress import heartbeat
-from entropic_bound.runner import run
+from entropic_bound.config.provenance import provenance
+from entropic_bound.core.io import write_table
+from entropic_bound.core.progress import heartbeat
+from entropic_bound.core.runner import run
+from entropic_bound.train.stage import train_chunk
 
 
 def main(sm):

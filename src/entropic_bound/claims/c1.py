@@ -1,0 +1,49 @@
+"""C1, deficiency: in the linear surrogate every rank below r* pays the tail energy. (docs/method.md §5)
+
+The statement is the abstract's sentence; the test's thresholds come from config/claims.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from entropic_bound.analysis import (
+    risk_curves,
+)
+from entropic_bound.claims.checks import (
+    deficiency,
+    sparse_note,
+)
+from entropic_bound.claims.verdict import Check, claim, fmt, nan_note
+
+#: the abstract's sentence this claim tests
+STATEMENT = (
+    "in a linear attention surrogate ... any rank-deficient model incurs unavoidable excess risk"
+)
+
+
+def _t_c1(claims: dict) -> str:
+    return f"L0: R(r) ≥ {fmt(claims['C1']['min_ratio_to_theory'])}·R*(r) for every r < r*"
+
+
+@claim("C1", STATEMENT, needs=("train_metrics",), threshold=_t_c1)
+def claim_c1(tables: Mapping, claims: dict) -> list[Check]:
+    """L0: every r < r* has median R ≥ min_ratio·R*(r); the empirical/theory ratio per r."""
+    k = claims["C1"]["min_ratio_to_theory"]
+    d = deficiency(risk_curves(tables["train_metrics"]), "L0")
+    if d.empty:
+        return [Check(None, "no L0 student below r* (L0 absent, or r* = 1 only)")]
+    per_r = d.groupby("rank")["ratio"].min()
+    ok = int((d["ratio"] >= k).sum())
+    text = (
+        f"R/R* ≥ {fmt(k)} on {ok}/{len(d)} (task, r < r*) cells; min ratio {fmt(d['ratio'].min())}, "
+        f"median {fmt(d['ratio'].median())}; min ratio per r: "
+        + ", ".join(f"r={int(r)}: {fmt(v)}" for r, v in per_r.items())
+        + nan_note(d["R"], "R")
+        + sparse_note(d, risk_curves(tables["train_metrics"]), "L0")
+    )
+    return [Check(bool(ok == len(d)), text)]
+
+
+#: the registered claim (claims/registry.py lists them in order)
+CLAIM = claim_c1

@@ -1,0 +1,34 @@
+"""C2, achievability: the surrogate's bound is reached at r = r*. (docs/method.md §5)
+
+The statement is the abstract's sentence; the test's thresholds come from config/claims.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from entropic_bound.analysis import (
+    risk_curves,
+)
+from entropic_bound.claims.checks import (
+    achievability,
+)
+from entropic_bound.claims.verdict import Check, claim, fmt
+
+#: the abstract's sentence this claim tests
+STATEMENT = "the bound is achievable at r*"
+
+
+def _t_c2(claims: dict) -> str:
+    return f"L0: R(r*) ≤ {fmt(claims['C2']['max_risk'])} on every task"
+
+
+@claim("C2", STATEMENT, needs=("train_metrics",), threshold=_t_c2)
+def claim_c2(tables: Mapping, claims: dict) -> list[Check]:
+    """L0: median R at r = r* ≤ max_risk on every task."""
+    curves = risk_curves(tables["train_metrics"])
+    return [achievability(curves, "L0", claims["C2"]["max_risk"])]
+
+
+#: the registered claim (claims/registry.py lists them in order)
+CLAIM = claim_c2

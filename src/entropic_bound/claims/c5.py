@@ -1,0 +1,69 @@
+"""C5, the naive transfer fails: P_static on attention, and the static students' risk. (docs/method.md §5)
+
+The statement is the abstract's sentence; the test's thresholds come from config/claims.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from entropic_bound.analysis import (
+    predictions_of,
+    risk_curves,
+    static_student_risk,
+)
+from entropic_bound.claims.checks import (
+    absent_rungs,
+)
+from entropic_bound.claims.verdict import Check, claim, fmt, nan_note
+
+#: the abstract's sentence this claim tests
+STATEMENT = "A naive transfer [to real attention] fails"
+
+
+def _t_c5(claims: dict) -> str:
+    c = claims["C5"]
+    return (
+        f"on {', '.join(c['rungs'])}: P_static ≠ r* on ≥ {c['min_mismatch_rate']:.0%} of "
+        f"tasks and static-student R ≥ {fmt(c['min_static_student_risk'])} on every task"
+    )
+
+
+@claim("C5", STATEMENT, needs=("data_only_predictions", "train_metrics"), threshold=_t_c5)
+def claim_c5(tables: Mapping, claims: dict) -> list[Check]:
+    """On L3, L4: P_static ≠ r* for ≥ min_mismatch_rate of tasks and static-student R ≥ min on
+    every task of those rungs (a task without a static student is missing, not a pass)."""
+    c, est = claims["C5"], claims["estimator"]
+    p = predictions_of(tables["data_only_predictions"], est, "P_static", 0.0)
+    p = p[p["class"].isin(c["rungs"])]
+    where = absent_rungs(p["class"], c["rungs"])
+    if p.empty:
+        mismatch = Check(None, f"no P_static rows on {', '.join(c['rungs'])}")
+    else:
+        miss = p["r_round"] != p["r_star"]  # a NaN estimate is no match, so a mismatch
+        rate = float(miss.mean())
+        mismatch = Check(
+            bool(rate >= c["min_mismatch_rate"]),
+            f"P_static ≠ r* on {int(miss.sum())}/{len(p)} = {rate:.2f} of tasks{where}",
+        )
+    static = static_student_risk(risk_curves(tables["train_metrics"]))
+    static = static[static["rung"].isin(c["rungs"])]
+    r = static["static_student_R"]
+    # every task the predictions list on these rungs needs its static students
+    lacking = sorted(set(p["task_id"]) - set(static["task_id"]))
+    if static.empty:
+        risk = Check(None, "no static student on these rungs")
+    else:
+        ok = bool((r >= c["min_static_student_risk"]).all())  # a NaN R fails
+        text = (
+            f"static-student R min {fmt(r.min())}, median {fmt(r.median())} over "
+            f"{r.notna().sum()} tasks" + nan_note(r, "static-student R")
+        )
+        if lacking:
+            text += f"; absent from train_metrics: {len(lacking)} task(s) ({', '.join(lacking)})"
+        risk = Check(None if ok and lacking else ok, text)
+    return [mismatch, risk]
+
+
+#: the registered claim (claims/registry.py lists them in order)
+CLAIM = claim_c5

@@ -1,0 +1,111 @@
+"""C6, the ladder: what breaks the static picture is input conditioning. (docs/method.md §5)
+
+The statement is the abstract's sentence; the test's thresholds come from config/claims.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from entropic_bound.analysis import intrinsic_ranks, spearman
+from entropic_bound.claims.checks import (
+    absent_rungs,
+)
+from entropic_bound.claims.verdict import Check, claim, fmt
+from entropic_bound.core.rungs import sort_rungs
+
+#: the abstract's sentence this claim tests
+STATEMENT = (
+    "it is not softmax and not a rank constraint, but the input-conditioned nature of "
+    "attention's mixing operator, which a static weight kernel cannot summarize"
+)
+
+
+def _t_c6(claims: dict) -> str:
+    c = claims["C6"]
+    return (
+        f"P_static = r_emp = r* on ≥ {c['min_match_rate_static_rungs']:.0%} of "
+        f"{', '.join(c['static_rungs'])}; P_static = r* on ≤ "
+        f"{c['max_match_rate_attention_rungs']:.0%} of {', '.join(c['attention_rungs'])}; "
+        f"Spearman(λ, share) ≤ {fmt(c['max_spearman_share'])}, "
+        f"Spearman(λ, static R) ≥ {fmt(c['min_spearman_risk'])}"
+    )
+
+
+@claim("C6", STATEMENT, needs=("data_only_predictions", "train_metrics"), threshold=_t_c6)
+def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
+    """The ladder: static prediction holds on the static rungs, fails on the attention rungs,
+    and degrades monotonically in λ (Spearman of λ with the mean static-fit share and the
+    mean static-student R; a NaN in a rung makes its mean NaN, and the trend fails)."""
+    c = claims["C6"]
+    t = intrinsic_ranks(
+        tables["data_only_predictions"],
+        claims["estimator"],
+        tables["train_metrics"],
+        claims["epsilon"],
+    )
+    checks = []
+
+    static_rungs = list(c["static_rungs"])
+    s = t[t["rung"].isin(static_rungs)]
+    if s.empty:
+        checks.append(Check(None, f"no {', '.join(static_rungs)} tasks"))
+    else:
+        hit = (s["P_static"] == s["r_star"]) & (s["r_emp"] == s["r_star"])
+        per = ", ".join(f"{r} {hit[s['rung'] == r].mean():.2f}" for r in sort_rungs(s["rung"]))
+        checks.append(
+            Check(
+                bool(hit.mean() >= c["min_match_rate_static_rungs"]),
+                f"P_static = r_emp = r* on {int(hit.sum())}/{len(s)} = {hit.mean():.2f} "
+                f"of static-rung tasks ({per}){absent_rungs(s['rung'], static_rungs)}",
+            )
+        )
+    att_rungs = list(c["attention_rungs"])
+    a = t[t["rung"].isin(att_rungs)]
+    if a.empty:
+        checks.append(Check(None, f"no {', '.join(att_rungs)} tasks"))
+    else:
+        hit = a["P_static"] == a["r_star"]
+        checks.append(
+            Check(
+                bool(hit.mean() <= c["max_match_rate_attention_rungs"]),
+                f"P_static = r* on {int(hit.sum())}/{len(a)} = {hit.mean():.2f} of "
+                f"attention tasks{absent_rungs(a['rung'], att_rungs)}",
+            )
+        )
+
+    lad = t.dropna(subset=["lambda"])
+    grp = lad.groupby("lambda")[["static_fit_share", "static_student_R"]]
+    per_rung = grp.mean().mask(grp.count().lt(grp.size(), axis=0)).reset_index()
+    where = (
+        f"{len(per_rung)} ladder rungs: " + ", ".join(sort_rungs(lad["rung"]))
+        if len(per_rung)
+        else "no ladder rungs"
+    )
+    need = c["min_ladder_rungs"]
+    if len(per_rung) < need:  # Spearman of two points is ±1 whatever the data: no evidence
+        checks.append(Check(None, f"{where}; need ≥ {need} of L2, Lλ, L4 for a monotone trend"))
+    else:
+        rho_s = spearman(per_rung["lambda"], per_rung["static_fit_share"])
+        rho_r = spearman(per_rung["lambda"], per_rung["static_student_R"])
+        checks.append(
+            Check(
+                bool(rho_s <= c["max_spearman_share"]),
+                f"{where}; Spearman(λ, share) = {fmt(rho_s)} (shares "
+                + ", ".join(fmt(x) for x in per_rung["static_fit_share"])
+                + ")",
+            )
+        )
+        checks.append(
+            Check(
+                bool(rho_r >= c["min_spearman_risk"]),
+                f"Spearman(λ, static R) = {fmt(rho_r)} (R "
+                + ", ".join(fmt(x) for x in per_rung["static_student_R"])
+                + ")",
+            )
+        )
+    return checks
+
+
+#: the registered claim (claims/registry.py lists them in order)
+CLAIM = claim_c6

@@ -1,0 +1,82 @@
+"""C7, the attention-native rank restores deficiency, achievability and recovery. (docs/method.md §5)
+
+The statement is the abstract's sentence; the test's thresholds come from config/claims.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from entropic_bound.analysis import (
+    empirical_knees,
+    pretty_estimator,
+    risk_curves,
+)
+from entropic_bound.claims.checks import (
+    achievability,
+    deficiency,
+    recovery,
+    sparse_note,
+)
+from entropic_bound.claims.verdict import Check, claim, fmt, nan_note
+
+#: the abstract's sentence this claim tests
+STATEMENT = (
+    "under this [attention-native] definition the full Entropic Bound structure (deficiency, "
+    "achievability, recovery) is restored for both linear and softmax attention"
+)
+
+
+def _t_c7(claims: dict) -> str:
+    c = claims["C7"]
+    floor = c["min_deficiency_factor"] * claims["epsilon"]
+    return (
+        f"on each of {', '.join(c['rungs'])}: R(r) ≥ {fmt(floor)} for r < r*; "
+        f"R(r*) ≤ {fmt(c['max_risk'])}; {pretty_estimator(claims['estimator'])}(learned) = r* "
+        f"on ≥ {claims['C3']['min_exact_rate']:.0%}; r_emp = r* on ≥ {c['min_exact_rate']:.0%}"
+    )
+
+
+@claim("C7", STATEMENT, needs=("train_metrics",), threshold=_t_c7)
+def claim_c7(tables: Mapping, claims: dict) -> list[Check]:
+    """L3 and L4 with the QK kernel: deficiency (R ≥ factor·ε below r*), achievability,
+    recovery (as C2, C3) and r_emp = r*; each rung separately."""
+    c, eps = claims["C7"], claims["epsilon"]
+    floor = c["min_deficiency_factor"] * eps
+    metrics = tables["train_metrics"]
+    curves = risk_curves(metrics)
+    checks = []
+    for rung in c["rungs"]:
+        if not (curves["rung"] == rung).any():
+            checks.append(Check(None, f"{rung}: absent"))
+            continue
+        d = deficiency(curves, rung)
+        if d.empty:
+            checks.append(Check(None, f"{rung}: no student below r*"))
+        else:
+            ok = int((d["R"] >= floor).sum())
+            checks.append(
+                Check(
+                    bool(ok == len(d)),
+                    f"{rung}: R ≥ {fmt(floor)} on {ok}/{len(d)} (task, r < r*) cells "
+                    f"(min R {fmt(d['R'].min())}, R/R* min {fmt(d['ratio'].min())}, "
+                    f"median {fmt(d['ratio'].median())})"
+                    + nan_note(d["R"], "R")
+                    + sparse_note(d, curves, rung),
+                )
+            )
+        checks.append(achievability(curves, rung, c["max_risk"]))
+        checks.append(recovery(metrics, rung, claims))
+        knees = empirical_knees(curves[curves["rung"] == rung], eps)
+        hit = knees["r_emp"] == knees["r_star"]
+        checks.append(
+            Check(
+                bool(hit.mean() >= c["min_exact_rate"]),
+                f"{rung}: r_emp = r* on {int(hit.sum())}/{len(knees)} = {hit.mean():.2f}",
+            )
+        )
+    return checks
+
+
+#: the registered claim (claims/registry.py lists them in order)
+CLAIM = claim_c7

@@ -1,0 +1,41 @@
+"""Stage ``predict`` (workflow/rules/predict.smk): data-only rank predictors, no training
+(P_static, P_attn, P_invert; docs/method.md §3).
+"""
+
+from entropic_bound.core.lazy import lazy_exports
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "DEFAULT_CLIP": "base",
+    "centering": "base",
+    "log_inversion_spectrum": "base",
+    "STATIC_DENSE_MAX_ND": "static",
+    "TOP_PAIR_TOL": "static",
+    "TOP_PAIR_MAX_ITER": "static",
+    "TopPairNotConverged": "static",
+    "top_singular_pair": "static",
+    "StaticLeastSquares": "static",
+    "static_operator": "static",
+    "rearranged_summary": "static",
+    "predict_static": "static",
+    "SingularTokens": "attention",
+    "CENTRING_MATMUL_MAX": "attention",
+    "attention_native_tokens": "attention",
+    "attention_native_pinv": "attention",
+    "attention_native_sum": "attention",
+    "attention_native_eig": "attention",
+    "attention_native_gram": "attention",
+    "attention_native_spectrum": "attention",
+    "AttnAccumulator": "attention",
+    "predict_attention_native": "attention",
+    "inversion_normal_matrix": "inversion",
+    "token_pinv_exact": "inversion",
+    "inversion_kernel": "inversion",
+    "operator_to_kernel": "inversion",
+    "inversion_spectrum": "inversion",
+    "predict_inversion": "inversion",
+    "attention_native_pinv_of": "stage",
+    "attention_native_spectrum_of": "stage",
+    "data_only_predictions": "stage",
+}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

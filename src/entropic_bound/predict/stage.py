@@ -1,0 +1,122 @@
+"""Stage ``predict`` (workflow/rules/predict.smk): the data-only predictions of every task."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from entropic_bound.core.estimators import estimates_long
+from entropic_bound.core.progress import report
+from entropic_bound.core.rungs import is_softmax
+from entropic_bound.core.seeds import noisy_copy_rng
+from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
+from entropic_bound.predict.static import StaticLeastSquares, predict_static
+from entropic_bound.tasks.make import load_task
+
+#: the columns of tables/data_only_predictions.csv
+PREDICTION_COLUMNS = (
+    "task_id",
+    "class",
+    "r_star",
+    "seed",
+    "sigma",
+    "predictor",
+    "estimator",
+    "r_hat",
+    "static_fit_share",
+)
+
+
+def attention_native_pinv_of(X: np.ndarray):
+    """P_attn's X side, X̃⁺: [1, B, d, n] (as predict_attention_native computes it)."""
+    import torch
+
+    X = torch.as_tensor(X, dtype=torch.float64).unsqueeze(0)
+    try:
+        return attention_native_pinv(X)
+    except RuntimeError:
+        raise ValueError(
+            "P_attn: a sequence's token matrix is singular; drop degenerate "
+            "sequences (e.g. repeated tokens)"
+        ) from None
+
+
+def attention_native_spectrum_of(pinv, Y: np.ndarray) -> np.ndarray:
+    """P_attn's spectrum [d] from a cached X̃⁺ (as predict_attention_native computes it)."""
+    import torch
+
+    Y = torch.as_tensor(Y, dtype=torch.float64).unsqueeze(0)
+    return attention_native_spectrum(pinv, Y)[0].numpy()
+
+
+def _shared_input_key(path) -> tuple:
+    """(r*, seed) of a task file, read from its meta alone: the tasks that share X."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+        return (meta["r_star"], meta["seed"])
+    except Exception:  # unreadable: load_task says what is wrong when its turn comes
+        return (-1, -1)
+
+
+def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
+    """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
+    ``progress(done, total)`` after each task (see progress.py)."""
+    p = cfg["predict"]
+    per_task: dict[int, tuple[list, list]] = {}
+    # the rungs of one (r*, seed) share their inputs X (tasks.py): visiting the tasks grouped
+    # by X, the X side of both predictors (P_static's least-squares factorisation, P_attn's
+    # per-sequence X̃⁺) is computed once per distinct X and one is held at a time (the results
+    # are those of computing it per call); the table keeps the order of task_paths
+    order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
+    shared: tuple = (None, None, None)  # (X, StaticLeastSquares, X̃⁺ [1, B, d, n])
+    noise_of: tuple = (None, None)  # ((r*, seed), its noise draw): one array per shared X
+    for done, i in enumerate(order, 1):
+        arrays, meta = load_task(task_paths[i])
+        X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        if shared[0] is None or not np.array_equal(shared[0], X):
+            shared = (None, None, None)  # free the previous factorisations first
+            shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
+        rows, spectra = per_task[i] = ([], [])
+        key_rs = (meta["r_star"], meta["seed"], Y.shape)
+        if noise_of[0] != key_rs:
+            # the noise of a noisy copy depends on (r*, seed) alone, so the tasks that share X
+            # share one draw (and P_static's factored route its K(noise): static_predictor.py)
+            rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
+            noise_of = (key_rs, rng.standard_normal(Y.shape))
+        noise = noise_of[1]
+        for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
+            if sigma < meta["sigma"]:
+                continue  # a copy cannot be less noisy than the task itself
+            # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
+            scale = 0.0 if sigma == meta["sigma"] else np.sqrt(sigma**2 - meta["sigma"] ** 2)
+            Ys = Y + scale * noise if scale else Y
+            key = {
+                "task_id": meta["task_id"],
+                "class": meta["class"],
+                "r_star": meta["r_star"],
+                "seed": meta["seed"],
+                "sigma": sigma,
+            }
+            st = predict_static(
+                X,
+                Y,
+                softmax=is_softmax(meta["class"]),
+                clip=p["clip"],
+                lstsq=shared[1],
+                noise=noise if scale else None,
+                scale=scale,
+            )
+            rows.append(
+                {**key, "predictor": "P_static", "static_fit_share": float(st["static_fit_share"])}
+            )
+            spectra.append(st["spectrum"])
+            rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
+            spectra.append(attention_native_spectrum_of(shared[2], Ys))
+        report(progress, done, len(task_paths))
+    rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
+    spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
+    out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
+    return out[list(PREDICTION_COLUMNS)]

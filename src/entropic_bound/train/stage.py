@@ -1,0 +1,61 @@
+"""Stage ``train`` (workflow/rules/train.smk): one batched training job."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from entropic_bound.tasks.make import load_task
+
+
+def train_chunk(
+    cfg: dict, rung: str, kind: str, task_paths, progress=None
+) -> dict[str, pd.DataFrame]:
+    """Train one job's students: the rung's own class over its ranks (``kind="sweep"``: every
+    rank 1…k, or the ranks a search picks when ``train.ranks: search``), or the static L0 and
+    L1 students at full rank n (``kind="static"``). ``progress``: see engine.train_students."""
+    import sys
+
+    from entropic_bound.config.load import class_optim
+    from entropic_bound.core.rungs import kernel_dim, parse_rung
+    from entropic_bound.train.engine import Optim, train_students
+    from entropic_bound.train.search import train_by_search
+
+    tasks = [load_task(p) for p in task_paths]
+    t = cfg["train"]
+    n, d = cfg["task"]["n"], cfg["task"]["d"]
+    search = t.get("ranks", "all") == "search"
+    if kind == "sweep":
+        jobs = [(rung, list(range(1, kernel_dim(rung, n, d) + 1)), False)]
+    elif kind == "static":
+        jobs = [("L0", [n], True), ("L1", [n], True)]
+    else:
+        raise ValueError(f"unknown training kind {kind!r}; use sweep or static")
+    parts: dict[str, list[pd.DataFrame]] = {"metrics": [], "dynamics": [], "loss": []}
+    for student_class, ranks, static in jobs:
+        optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
+        kw = dict(
+            init_scale=t["init_scale"],
+            epsilon=t["epsilon"],
+            checkpoints=t["checkpoints"],
+            base_seed=cfg["seed"],
+            static_student=static,
+            device=cfg["device"],
+            backend=t.get("backend", "auto"),
+            products=t.get("products", "auto"),
+            progress=progress,
+        )
+        if search and not static:
+            out = train_by_search(
+                tasks, student_class, t["student_seeds"], optim, k=ranks[-1], **kw
+            )
+            for row in out.pop("search").itertuples():
+                print(
+                    f"rank search {row.task_id}: r_emp {row.r_emp:g} after {row.rounds} rounds; "
+                    f"trained ranks {row.ranks_trained}",
+                    file=sys.stderr,
+                )
+        else:
+            out = train_students(tasks, student_class, ranks, t["student_seeds"], optim, **kw)
+        for k, v in out.items():
+            parts[k].append(v)
+    return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}

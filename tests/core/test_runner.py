@@ -1,0 +1,78 @@
+"""runner.run: a job's exit status, its log, and the hard exit that skips interpreter teardown."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent(
+    """
+    import atexit, sys
+    from types import SimpleNamespace
+    from entropic_bound.core.runner import run
+
+    atexit.register(lambda: print("teardown ran", flush=True))  # must not: no teardown
+    sm = SimpleNamespace(log=[sys.argv[1]], rule="demo", threads=1)
+
+    def main(sm):
+        what = sys.argv[2]
+        print("working", file=sys.stderr)
+        if what == "value":
+            raise ValueError("the input is bad")
+        if what == "bug":
+            raise KeyError("oops")
+        if what == "exit3":
+            sys.exit(3)
+
+    run(main, sm)
+    print("not reached", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "what, code, stderr_line",
+    [
+        ("ok", 0, None),
+        ("value", 1, "entropic-bound: error in rule demo: the input is bad"),
+        ("bug", 1, "entropic-bound: bug in rule demo; traceback in"),
+        ("exit3", 3, None),
+    ],
+)
+def test_run_exit_status_and_log(tmp_path, what, code, stderr_line):
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    log = tmp_path / "job.log"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(log), what], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == code
+    assert "teardown ran" not in proc.stdout and "not reached" not in proc.stdout
+    text = log.read_text()
+    assert text.startswith("working\n")  # what the job wrote reached its log
+    if stderr_line is None:
+        assert proc.stderr == ""
+    else:
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(stderr_line)
+    if what == "value":
+        assert stderr_line in text
+    if what == "bug":  # the log has the traceback, stderr the one line pointing to it
+        assert "KeyError: 'oops'" in text
+
+
+def test_run_without_hard_exit_returns(tmp_path):
+    from types import SimpleNamespace
+
+    from entropic_bound.core.runner import run
+
+    seen = []
+    sm = SimpleNamespace(log=[str(tmp_path / "l.log")], rule="demo", threads=1)
+    stderr = sys.stderr
+    try:
+        run(seen.append, sm, hard_exit=False)
+        with pytest.raises(SystemExit):
+            run(lambda sm: (_ for _ in ()).throw(ValueError("bad")), sm, hard_exit=False)
+    finally:
+        sys.stderr = stderr
+    assert seen == [sm]

@@ -1,0 +1,108 @@
+"""The documented API imports from its short paths, the 0.1 flat paths still import (as the
+very same modules), and the package layout keeps its rules: no stage imports a later stage,
+core imports nothing of the project."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from entropic_bound._moved import MOVED
+
+PKG = Path(__file__).resolve().parents[2] / "src" / "entropic_bound"
+
+#: what the README and docs tell users to import
+DOCUMENTED = [
+    ("entropic_bound.tasks", ["TaskSpec", "make_task", "load_task", "task_specs"]),
+    ("entropic_bound.config", ["load_config", "validate_config", "ConfigError", "config_hash"]),
+    (
+        "entropic_bound.predict",
+        ["predict_static", "predict_attention_native", "predict_inversion"],
+    ),
+    ("entropic_bound.core.estimators", ["all_estimators", "energy_rank", "round_rank"]),
+    ("entropic_bound.train", ["train_students", "Optim"]),
+    ("entropic_bound.cli.recommend", ["recommend_rank"]),
+    ("entropic_bound.claims", ["evaluate_claims", "load_tables", "CLAIMS", "claims_markdown"]),
+    ("entropic_bound.analysis", ["run_analyses", "intrinsic_ranks", "sort_rungs", "round_rank"]),
+    ("entropic_bound.figures", ["make_figure", "save_figure", "FIGURES"]),
+    ("entropic_bound.core.io", ["atomic_path", "write_table", "read_table"]),
+]
+
+
+@pytest.mark.parametrize("module,names", DOCUMENTED, ids=[m for m, _ in DOCUMENTED])
+def test_documented_api_imports(module, names):
+    m = importlib.import_module(module)
+    for name in names:
+        assert getattr(m, name) is not None, f"{module}.{name}"
+    assert set(names) <= set(dir(m))
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_the_flat_paths_of_0_1_are_the_new_modules(old):
+    assert importlib.import_module(f"entropic_bound.{old}") is importlib.import_module(
+        f"entropic_bound.{MOVED[old]}"
+    )
+
+
+def test_old_from_imports_of_the_readme_still_work():
+    from entropic_bound.engine import Optim, train_students  # noqa: F401
+    from entropic_bound.estimators import all_estimators, energy_rank  # noqa: F401
+    from entropic_bound.predictors import predict_attention_native, predict_static  # noqa: F401
+    from entropic_bound.recommend import recommend_rank  # noqa: F401
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    import entropic_bound.tasks
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        entropic_bound.tasks.nope  # noqa: B018
+
+
+#: pipeline order: a package may import only itself, earlier ones, and the foundations
+ORDER = ["core", "config", "tasks", "predict", "frontier", "train", "analysis", "claims"]
+LATER_FREE = {"figures": ORDER, "exploratory": ORDER + ["figures"], "cli": ORDER + ["figures"]}
+
+
+def _project_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("entropic_bound."):
+                out.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("entropic_bound."):
+                    out.add(a.name.split(".")[1])
+    return out
+
+
+@pytest.mark.parametrize("package", ORDER + list(LATER_FREE))
+def test_no_package_imports_a_later_stage(package):
+    allowed = (
+        set(ORDER[: ORDER.index(package) + 1])
+        if package in ORDER
+        else set(LATER_FREE[package]) | {package}
+    )
+    if package == "core":
+        allowed = {"core"}
+    for path in sorted((PKG / package).glob("*.py")):
+        bad = _project_imports(path) - allowed
+        assert not bad, f"{path.relative_to(PKG)} imports {sorted(bad)}"
+
+
+def test_the_package_root_holds_only_its_entry_points():
+    flat = sorted(p.name for p in PKG.glob("*.py"))
+    assert flat == ["__init__.py", "__main__.py", "_moved.py"]
+
+
+def test_no_library_module_is_over_400_lines():
+    long = {
+        str(p.relative_to(PKG)): n
+        for p in PKG.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 420
+    }
+    assert not long, long

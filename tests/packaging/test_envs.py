@@ -1,0 +1,121 @@
+"""envs/*.yaml pin exactly what pyproject.toml pins."""
+
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _pins(reqs):
+    out = {}
+    for r in reqs:
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;]+)", r.strip())
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def test_conda_envs_agree_with_pyproject():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    # the envs hold the library and its extras (plot, workflow): pins of both
+    reqs = [*project["dependencies"], *sum(project["optional-dependencies"].values(), [])]
+    reqs = [r for r in reqs if not r.startswith("entropic-bound")]  # an extra naming others
+    pins = _pins(reqs)
+    assert all("==" in r for r in reqs), "every dependency is pinned exactly"
+    envs = sorted((REPO / "envs").glob("*.yaml"))
+    assert envs
+    for env in envs:
+        deps = yaml.safe_load(env.read_text())["dependencies"]
+        pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+        env_pins = _pins(pip)
+        assert env_pins, env
+        for name, version in env_pins.items():
+            assert pins.get(name) == version, (
+                f"{env.name}: {name}=={version} but pyproject pins {pins.get(name)}"
+            )
+        assert "python=3.11" in deps
+
+
+# --- `snakemake --sdm conda`: how Snakemake resolves an env file ---
+# Snakemake copies each env file to <workdir>/.snakemake/conda/<hash>.yaml and runs
+# `conda env create --file` on the copy; conda's pip then resolves local paths relative to the
+# copy, not to envs/. A relative entry such as `-e ../` thus points into .snakemake/.
+
+
+def _local_pip_entries(env_file: Path) -> list[tuple[str, Path]]:
+    """Every pip entry of ``env_file`` that names a local path, resolved as conda would."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    deps = yaml.safe_load(env_file.read_text())["dependencies"]
+    pip = next((d["pip"] for d in deps if isinstance(d, dict) and "pip" in d), [])
+    out = []
+    for entry in pip:
+        target = re.sub(r"^(-e|--editable)\s+", "", entry.strip())
+        try:
+            req = Requirement(target)
+            if req.url is None:
+                continue  # a name from the index
+            target = req.url.removeprefix("file://")
+        except InvalidRequirement:
+            pass
+        out.append((entry, (env_file.parent / target).resolve()))
+    return out
+
+
+def _as_snakemake_deploys(env_file: Path, workdir: Path) -> Path:
+    """Copy ``env_file`` where `--sdm conda` puts it before conda reads it."""
+    import hashlib
+
+    digest = hashlib.sha256(env_file.read_bytes()).hexdigest()
+    copy = workdir / ".snakemake" / "conda" / f"{digest}.yaml"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(env_file, copy)
+    return copy
+
+
+def _unresolvable(env_file: Path, workdir: Path) -> list[str]:
+    """Local pip entries that do not reach this project once the file is deployed."""
+    copy = _as_snakemake_deploys(env_file, workdir)
+    return [
+        entry
+        for entry, path in _local_pip_entries(copy)
+        if not (path / "pyproject.toml").exists() or path.resolve() != REPO
+    ]
+
+
+def test_conda_envs_resolve_from_where_snakemake_copies_them(tmp_path):
+    for env in sorted((REPO / "envs").glob("*.yaml")):
+        assert _unresolvable(env, tmp_path) == [], env.name
+        assert _local_pip_entries(env) == [], f"{env.name}: installs a local path"
+
+
+def test_a_relative_editable_install_is_caught(tmp_path):
+    """The failure of issue 13: `-e ../` in envs/ reaches the clone, its deployed copy does not."""
+    env = tmp_path / "clone" / "envs" / "broken.yaml"
+    env.parent.mkdir(parents=True)
+    (env.parent.parent / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    env.write_text(
+        yaml.safe_dump(
+            {"dependencies": ["python=3.11", "pip", {"pip": ["numpy==2.4.6", "-e ../"]}]}
+        )
+    )
+    assert [e for e, p in _local_pip_entries(env)] == ["-e ../"]
+    assert (_local_pip_entries(env)[0][1] / "pyproject.toml").exists()  # fine where it lies ...
+    assert _unresolvable(env, tmp_path / "run") == ["-e ../"]  # ... lost once deployed
+
+
+def test_every_rule_script_imports_eb_entry_first():
+    """Without an install of the package the scripts find it through eb_entry.py (tested in
+    test_progress.py), so each imports it before anything of entropic_bound."""
+    for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
+        if script.name == "eb_entry.py":
+            continue
+        lines = [
+            ln for ln in script.read_text().splitlines() if ln.startswith(("import ", "from "))
+        ]
+        first_lib = next(i for i, ln in enumerate(lines) if "entropic_bound" in ln)
+        assert any(ln.startswith("import eb_entry") for ln in lines[:first_lib]), script.name

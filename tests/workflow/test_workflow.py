@@ -1,0 +1,320 @@
+"""The quick pipeline end to end: every artifact, figure regeneration, resume, determinism.
+
+Every run here goes to a working directory outside the clone (`snakemake -s <clone>/Snakefile
+-d <tmp>`, started from that directory), as on a cluster's scratch filesystem. One full run of
+config/quick.yaml (run_name pytest_a) is shared by the tests below; a second run (pytest_int)
+is interrupted by SIGINT once training has started, a third (pytest_kill) has a training job
+SIGKILLed, and both are resumed: every table must equal run A's, value for value.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SMK = str(Path(sys.executable).with_name("snakemake"))
+QUICK = ["--configfile", str(REPO / "config" / "quick.yaml")]
+#: the working directory of every run: outside the clone (see the module docstring)
+WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-workdir-{os.getuid()}"
+WHERE = ["-s", str(REPO / "Snakefile"), "-d", str(WORK)]
+
+
+def smk(*args, run_name, check=True, timeout=1800, configfile=None):
+    # --config takes every following word: targets and flags go first
+    config = ["--configfile", str(configfile)] if configfile else QUICK
+    cmd = [SMK, *args, *WHERE, "--cores", "2", *config, "--config", f"run_name={run_name}"]
+    r = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+def fresh(run_name):
+    WORK.mkdir(exist_ok=True)
+    subprocess.run(["rm", "-rf", str(WORK / "results" / run_name)], check=True)
+
+
+@pytest.fixture(scope="module")
+def run_a():
+    assert not WORK.resolve().is_relative_to(REPO)
+    fresh("pytest_a")
+    r = smk("reproduce-all", run_name="pytest_a")
+    run_dir = WORK / "results" / "pytest_a"
+    smk("reproduce-all", "--report", str(run_dir / "report.html"), run_name="pytest_a")
+    return run_dir, r
+
+
+def tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    out = {}
+    for p in sorted((run_dir / "tables").iterdir()):
+        if p.suffix == ".csv":
+            out[p.name] = pd.read_csv(p)
+        elif p.suffix == ".parquet":
+            out[p.name] = pd.read_parquet(p)
+    return out
+
+
+def assert_same_tables(a: Path, b: Path):
+    ta, tb = tables(a), tables(b)
+    assert ta.keys() == tb.keys()
+    for name in ta:
+        pd.testing.assert_frame_equal(ta[name], tb[name], check_exact=True, obj=name)
+
+
+def test_every_artifact(run_a):
+    run_dir, _ = run_a
+    claims = pd.read_csv(run_dir / "tables" / "claims.csv")
+    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)]
+    assert set(claims.verdict) <= {"reproduced", "not reproduced", "missing input"}
+    assert set(claims.columns) >= {"claim", "statement", "measured", "threshold", "verdict"}
+    for i in range(1, 8):
+        assert len(list((run_dir / "figures").glob(f"F{i}_*.png"))) == 1, f"F{i} png"
+        assert len(list((run_dir / "figures").glob(f"F{i}_*.pdf"))) == 1, f"F{i} pdf"
+    for t in ("T2", "T3", "T4"):
+        assert len(list((run_dir / "tables").glob(f"{t}_*.csv"))) == 1, t
+    assert (run_dir / "claims.md").stat().st_size > 0
+    assert (run_dir / "report.html").stat().st_size > 10_000
+    assert (run_dir / "provenance.json").exists()
+    assert not (REPO / "results" / "pytest_a").exists()  # nothing written into the clone
+
+
+def test_provenance_covers_every_artifact(run_a):
+    """Every table, per-job training table, figure and claims.md is in provenance.json with the
+    stamp of the job that wrote it, and has a `.prov.json` sidecar (README: Provenance)."""
+    run_dir, _ = run_a
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    assert prov["paper"] == "arXiv 2607.23050"
+    written = {
+        str(p.relative_to(WORK))
+        for sub in ("tables", "figures", "train")
+        for p in (run_dir / sub).rglob("*")
+        if p.is_file() and not p.name.endswith(".prov.json")
+    } | {str((run_dir / "claims.md").relative_to(WORK))}
+    assert set(prov["artifacts"]) == written
+    # 6 rungs x 2 kinds x 3 tables, and the exploratory full-rank L4 job by beta (one table)
+    assert len([p for p in written if "/train/" in p]) == 37
+    for path, entry in prov["artifacts"].items():
+        assert (WORK / (path + ".prov.json")).exists(), path
+        for key in ("config_hash", "git_commit", "rule", "sha256"):
+            assert entry.get(key), f"{path}: {key} = {entry.get(key)!r}"
+        assert entry["config_hash"] == prov["config_hash"], path
+        assert entry["rule"] != "onerror", path
+    assert prov["artifacts"]["results/pytest_a/figures/F6_frontier.png"]["figure"] == "F6"
+    assert prov["artifacts"]["results/pytest_a/train/L0/sweep_c0.metrics.parquet"]["rung"] == "L0"
+
+
+def test_report_has_metadata_and_claims_first(run_a):
+    run_dir, _ = run_a
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    html = (run_dir / "report.html").read_text()
+    for text in ("2607.23050", prov["config_hash"], prov["git_commit"], "Config hash"):
+        assert text in html, text
+    assert "1 Claims and provenance" in html and "C9: the frontier" in html
+    assert '"Other": ' not in html  # every item has its category and subcategory
+
+
+def test_training_logs_show_progress(run_a):
+    run_dir, _ = run_a
+    logs = sorted((run_dir / "logs" / "train").glob("*.log"))
+    assert len(logs) == 13  # 12 jobs of the grid and the exploratory one by beta
+    for log in [*logs, run_dir / "logs" / "predict.log", run_dir / "logs" / "frontier.log"]:
+        lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[progress]")]
+        assert lines and "(100%)" in lines[-1] and "ETA 0:00" in lines[-1], log.name
+
+
+def test_a_later_successful_run_drops_the_partial_claims(run_a):
+    """onerror's partial claims (fabricated here, as after a failed plotting job) live in
+    partial/; the next successful run removes them and never touches claims.md/claims.csv."""
+    from entropic_bound.claims.stage import claims_after_failure
+    from entropic_bound.config.load import load_config
+
+    run_dir, _ = run_a
+    cfg = {**load_config(REPO / "config" / "quick.yaml"), "run_name": "pytest_a"}
+    claims = load_config(REPO / "config" / "claims.yaml", schema="claims")
+    before = {p: (run_dir / p).read_bytes() for p in ("claims.md", "tables/claims.csv")}
+    claims_after_failure(cfg, claims, run_dir)
+    assert "Partial run" in (run_dir / "partial" / "claims.md").read_text()
+    assert before == {p: (run_dir / p).read_bytes() for p in before}
+    smk("reproduce-all", run_name="pytest_a")
+    assert not (run_dir / "partial").exists()
+    assert "Partial run" not in (run_dir / "claims.md").read_text()
+
+
+def test_reproduce_all_prints_the_claims_table(run_a):
+    _, r = run_a
+    assert "C9" in r.stdout + r.stderr
+
+
+def test_figures_regenerate_from_cache(run_a):
+    script = REPO / "src" / "entropic_bound" / "figures" / "f4_ladder.py"
+    original = script.read_text()
+    try:
+        script.write_text(original + "\n# a change to a plotting script\n")
+        r = smk("-n", "figures", run_name="pytest_a")
+    finally:
+        script.write_text(original)
+    out = r.stdout + r.stderr
+    assert "rule plot" in out or "rule figures" in out  # the plotting jobs are rescheduled ...
+    for rule in ("rule tasks", "rule train", "rule collect_train", "rule predict", "rule frontier"):
+        assert rule not in out, f"{rule} scheduled by a plotting change:\n{out}"
+
+
+def planned(r) -> dict[str, int]:
+    """Jobs per rule that a dry run (`snakemake -n`) would run (reproduce-all, which always
+    runs, left out)."""
+    rules = re.findall(r"^(?:local)?rule ([\w-]+):", r.stdout + r.stderr, re.M)
+    return {rule: rules.count(rule) for rule in set(rules) - {"reproduce-all"}}
+
+
+def test_a_config_edit_reruns_the_jobs_that_read_it(run_a, tmp_path):
+    """The rules read the config through snakemake.config; their params.reads digest makes an
+    edited section rerun exactly the jobs that read it (and what depends on them)."""
+    import yaml
+
+    def edited(section, key, value):
+        cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+        cfg[section][key] = value
+        path = tmp_path / f"{section}_{key}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return planned(smk("-n", "reproduce-all", run_name="pytest_a", configfile=path))
+
+    assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}  # all up to date
+    jobs = edited("frontier", "kappa", 2.5)
+    assert {"frontier", "claims"} <= jobs.keys(), jobs
+    assert not {"tasks", "train", "predict"} & jobs.keys(), jobs
+    jobs = edited("predict", "clip", 1.0e-11)
+    # predict and the frontier read predict; predict's temp() task files are remade, and with
+    # them (Snakemake: "input files updated by another job") the training jobs: correct, not
+    # cheap (README, "Editing a config"); --notemp keeps the task files and avoids it
+    assert {"predict", "frontier", "tasks", "train"} <= jobs.keys(), jobs
+    jobs = edited("train", "checkpoints", 7)  # the same with the roles swapped; no frontier
+    assert {"train", "tasks", "predict"} <= jobs.keys() and "frontier" not in jobs, jobs
+
+
+def _interrupt(run_name, kill_training: bool):
+    fresh(run_name)
+    cmd = [SMK, "reproduce-all", *WHERE, "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
+    proc = subprocess.Popen(
+        cmd, cwd=WORK, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    logs = WORK / "results" / run_name / "logs" / "train"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if logs.exists() and any(logs.iterdir()):
+            time.sleep(2)
+            break
+        time.sleep(0.5)
+    if kill_training:
+        # only this run's training jobs: they live in the session the run was started in
+        subprocess.run(
+            ["pkill", "-KILL", "-s", str(proc.pid), "-f", r"\.snakemake/scripts/.*train\.py"]
+        )
+        proc.wait(timeout=300)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=300)
+    # a killed run leaves a lock and possibly incomplete outputs: Snakemake must clean them up
+    smk("--unlock", run_name=run_name)
+    smk("reproduce-all", "--rerun-incomplete", run_name=run_name)
+    return WORK / "results" / run_name
+
+
+@pytest.mark.parametrize("kill_training", [False, True], ids=["sigint", "sigkill-train"])
+def test_interrupted_run_resumes_to_identical_results(run_a, kill_training):
+    run_dir, _ = run_a
+    other = _interrupt("pytest_kill" if kill_training else "pytest_int", kill_training)
+    assert_same_tables(run_dir, other)
+
+
+def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    cfg["run_name"] = "pytest_fail"
+    cfg["train"]["classes"]["L4"] = {"lr": 1e30}  # diverges at once: a NaN loss
+    path = tmp_path / "failing.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    fresh("pytest_fail")
+    r = smk("--keep-going", "reproduce-all", run_name="pytest_fail", check=False, configfile=path)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "diverged" in out and "L4_sweep_c0.log" in out
+    run_dir = WORK / "results" / "pytest_fail"
+    # everything that does not depend on the failed job is still produced ...
+    for f in (
+        "tables/frontier.csv",
+        "tables/data_only_predictions.csv",
+        "tables/T4_frontier.csv",
+        "figures/F6_frontier.png",
+        "train/L0/sweep_c0.metrics.parquet",
+    ):
+        assert (run_dir / f).exists(), f
+    # ... and the claims that need it say so instead of passing, in partial/ only: rule claims
+    # never ran, so its outputs do not exist (a later successful run writes them)
+    claims = pd.read_csv(run_dir / "partial" / "claims.csv").set_index("claim")
+    assert claims.loc["C8", "verdict"] == "missing input"
+    assert claims.loc["C7", "verdict"] in ("missing input", "not reproduced")
+    assert claims.loc["C1", "verdict"] != "missing input"  # L0 trained fine
+    assert "Partial run" in (run_dir / "partial" / "claims.md").read_text()
+    assert "partial/claims.md" in out
+    assert not (run_dir / "claims.md").exists() and not (run_dir / "tables" / "claims.csv").exists()
+    stamp = json.loads((run_dir / "partial" / "claims.csv.prov.json").read_text())
+    assert stamp["rule"] == "onerror" and stamp["partial"] is True
+
+
+def test_as_a_module_of_another_workflow(tmp_path):
+    """The workflow catalog's way: `module` + `use rule *`, from another directory (dry run)."""
+    (tmp_path / "Snakefile").write_text(
+        f'configfile: "{REPO / "config" / "quick.yaml"}"\n\n\n'
+        f'module eb:\n    snakefile:\n        "{REPO / "Snakefile"}"\n'
+        "    config:\n        config\n\n\nuse rule * from eb as eb_*\n"
+    )
+    r = subprocess.run(
+        [SMK, "-n", "--cores", "1", "eb_reproduce-all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    for rule in ("eb_tasks", "eb_train", "eb_claims", "eb_plot_figures", "eb_provenance"):
+        assert rule in out, rule
+    assert f"{REPO}/src/entropic_bound/figures/" in out or "rule eb_plot_figures" in out
+
+
+def test_a_failed_scale_study_leaves_the_configs_own_run_alone(tmp_path):
+    """`snakemake scale` drives other runs: when one fails, onerror must not write partial claims
+    into the run of the config Snakemake was started with (which no job of the study touched)."""
+    import yaml
+
+    inner = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    inner["run_name"] = "pytest_scale_inner"
+    (tmp_path / "inner.yaml").write_text(yaml.safe_dump(inner))
+    scales = tmp_path / "scales.yaml"
+    scales.write_text(
+        yaml.safe_dump({"scales": [{"d": 8, "config": str(tmp_path / "inner.yaml")}]})
+    )
+    work = tmp_path / "work"
+    (work / "results").mkdir(parents=True)
+    # the config is valid (a bad one is refused at the outer parse, before any scale runs):
+    # the inner run fails on its first job, whose output directory cannot be made
+    (work / "results" / "pytest_scale_inner").write_text("a file, not a directory\n")
+    cmd = [SMK, "scale", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1", *QUICK]
+    cmd += ["--config", f"scale_list={scales}", "run_name=pytest_scale_outer"]
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0
+    log = (work / "results" / "scale" / "logs" / "run_d8.log").read_text()
+    # failed for the planted reason, not another
+    assert "Not a directory: 'results/pytest_scale_inner'" in log, log[-2000:]
+    assert not (work / "results" / "pytest_scale_outer" / "partial").exists()
+    assert "partial claims in" not in r.stderr

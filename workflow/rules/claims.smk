@@ -1,0 +1,25 @@
+# Claims (src/entropic_bound/claims/: one module per claim): the verdict of every claim from
+# cached tables, with the thresholds of config/claims.yaml.
+
+
+rule claims:
+    """T1: the verdict of every claim C1-C9 (thresholds: config/claims.yaml)."""
+    input:
+        data_only_predictions=f"{TABLES}/data_only_predictions.csv",
+        frontier=f"{TABLES}/frontier.csv",
+        train_metrics=f"{TABLES}/train_metrics.parquet",
+        X1_boundaries=f"{TABLES}/X1_boundaries.csv",
+        X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
+        code=package_code("claims", "analysis", "exploratory/beyond"),
+    output:
+        csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
+        md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
+    log:
+        f"{RUN}/logs/claims.log",
+    localrule: True
+    conda:
+        "../../envs/compute.yaml"
+    params:
+        claims=CLAIMS,
+    script:
+        "../scripts/claims.py"
