@@ -6,7 +6,7 @@ can check that a failing result really yields "not reproduced". The switches ``C
 ``C5_absent``, ``C6_nan``, ``C8_list`` and ``C8_nan`` fabricate the logic gaps of issue 14
 (a NaN, an absent task, a competitor missing from the run config), each of which used to
 pass. No training, no tasks: the
-numbers follow the theory of SCIENCE.md (tail energies, teacher spectra) by construction.
+numbers follow the theory of docs/method.md (tail energies, teacher spectra) by construction.
 """
 
 from __future__ import annotations

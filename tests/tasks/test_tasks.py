@@ -27,7 +27,7 @@ def test_shapes_and_meta(rung):
 
 def test_kernel_norms_set_the_output_variance():
     # L0: Var(Y) = ‖M‖_F²/n = g² exactly in expectation. L3: E[(XᵀX/n)²] = (1 + (d+1)/n) I, so
-    # Var(Y) = g²(1 + (d+1)/n) ≈ 2.06 g² at n = d = 16 (SCIENCE.md's "≈ g²" up to O(1))
+    # Var(Y) = g²(1 + (d+1)/n) ≈ 2.06 g² at n = d = 16 (docs/method.md's "≈ g²" up to O(1))
     def var(rung):
         t = make_task(TaskSpec(rung=rung, r_star=4, seed=1, n=16, d=16, n_train=2048, n_test=16))
         return float(t["Y_train"].astype(np.float64).var())

@@ -89,7 +89,7 @@ def test_every_artifact(run_a):
 
 def test_provenance_covers_every_artifact(run_a):
     """Every table, per-job training table, figure and claims.md is in provenance.json with the
-    stamp of the job that wrote it, and has a `.prov.json` sidecar (README: Provenance)."""
+    stamp of the job that wrote it, and has a `.prov.json` sidecar (docs/reproducibility.md: Provenance)."""
     run_dir, _ = run_a
     prov = json.loads((run_dir / "provenance.json").read_text())
     assert prov["paper"] == "arXiv 2607.23050"
@@ -194,7 +194,7 @@ def test_a_config_edit_reruns_the_jobs_that_read_it(run_a, tmp_path):
     jobs = edited("predict", "clip", 1.0e-11)
     # predict and the frontier read predict; predict's temp() task files are remade, and with
     # them (Snakemake: "input files updated by another job") the training jobs: correct, not
-    # cheap (README, "Editing a config"); --notemp keeps the task files and avoids it
+    # cheap (docs/reproducibility.md, "Determinism, outputs and resuming"); --notemp keeps the task files and avoids it
     assert {"predict", "frontier", "tasks", "train"} <= jobs.keys(), jobs
     jobs = edited("train", "checkpoints", 7)  # the same with the roles swapped; no frontier
     assert {"train", "tasks", "predict"} <= jobs.keys() and "frontier" not in jobs, jobs

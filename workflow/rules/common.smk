@@ -9,7 +9,7 @@ sys.path.insert(0, str(EB_ROOT / "src"))
 from entropic_bound.config.load import ConfigError, check_workflow_config  # noqa: E402
 from entropic_bound.config.load import config_hash  # noqa: E402
 
-# the task grid without torch (taskgrid.py): importing torch here cost every snakemake call ~2.5 s
+# the task grid without torch (tasks/grid.py): importing torch here cost every snakemake call ~2.5 s
 from entropic_bound.tasks.grid import chunks_of_rung, task_specs  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def config_or_exit(check, *args, **kwargs):
 
 
 # Before any rule: every config file strictly re-read, the merged config and the claims
-# validated (entropic_bound/config.py). A bad config is one line on stderr and exit 2.
+# validated (src/entropic_bound/config/load.py). A bad config is one line on stderr and exit 2.
 CLAIMS = config_or_exit(
     check_workflow_config,
     config,
@@ -181,7 +181,7 @@ def clear_partial_claims():
 # job that computes results declares, as `params: reads=reads(stage)`, a digest of the config
 # sections its stage reads (its script and the library functions it hands the config to), so
 # an edited config reruns the jobs whose sections changed and everything downstream (plus the
-# readers of any temp() task file remade on the way: README, "Editing a config").
+# readers of any temp() task file remade on the way: docs/reproducibility.md, "Determinism, outputs and resuming").
 # `run_name` names the run; `threads` is left out so that a run moved to a machine with more
 # cores is not redone (the fused kernel computes each student on one thread, the same bits at
 # any thread count).

@@ -1,4 +1,4 @@
-# Verdict by scale (SCIENCE.md §8, exploratory: no verdict of its own). `snakemake scale` runs
+# Verdict by scale (docs/method.md §8, exploratory: no verdict of its own). `snakemake scale` runs
 # the normal pipeline (reproduce-all) once per config of config/scale/scales.yaml, each into its
 # own results/<run_name>/ (an existing run is reused: its targets are up to date), then writes
 # results/scale/: every claim's verdict and headline margin against d (src/entropic_bound/scale.py).

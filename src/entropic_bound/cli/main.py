@@ -2,7 +2,7 @@
 
 A thin front end: it parses options, calls the library and formats the answer. The science lives
 in :mod:`.recommend` (``recommend_rank``, the Python API), the reading of files in :mod:`.npyio`
-and :mod:`.datafiles`, the text in :mod:`.textreport`, the plot in :mod:`.plotting`.
+and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`.
 
 Nothing heavy is imported before it is needed, so ``--help`` and ``--version`` answer at once.
 Every user error is one line on stderr, ``entropic-bound: error: <what is wrong>; <what to do>``,
@@ -15,7 +15,7 @@ import argparse
 import sys
 
 PROG = "entropic-bound"
-#: the rank estimators of SCIENCE.md §2 as --estimator takes them (tests/test_cli_battery.py
+#: the rank estimators of docs/method.md §2 as --estimator takes them (tests/test_cli_battery.py
 #: checks this against estimators.estimator_names(), which needs numpy: --help stays fast)
 ESTIMATORS = "numerical, stable, entropy, participation, energy_0.9, energy_0.95, energy_0.99"
 EXAMPLES = """\

@@ -1,4 +1,4 @@
-"""Where a user's X, Y sit on the predictability frontier (SCIENCE.md §3, claim C9): n against d,
+"""Where a user's X, Y sit on the predictability frontier (docs/method.md §3, claim C9): n against d,
 linear- or softmax-like mixing, a noise estimate; and whether P_static's kernel is a softmax.
 
 Every function reads the sums of one pass (:class:`.predictors.AttnAccumulator`) and the
@@ -71,7 +71,7 @@ def noise(acc, attn_spec, attn_cut: int, trusted: str, softmax: bool, static_res
       about σ² T per direction (T = Σ_b tr((X̃_bᵀX̃_b)⁻¹), computed from X); so
       σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough estimate that takes the spectrum beyond the cut r
       for noise.
-    The relative level is σ̂ over the rms of the clean signal, the σ of SCIENCE.md at gain 1;
+    The relative level is σ̂ over the rms of the clean signal, the σ of docs/method.md at gain 1;
     ``share_of_attn_energy`` is the noise's expected share of the P_attn spectrum's energy, which
     decides whether an energy rank counts noise directions.
     """

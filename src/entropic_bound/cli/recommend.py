@@ -1,6 +1,6 @@
 """The recommended minimum query-key rank of a user's X, Y [B, n, d], before any training.
 
-:func:`recommend_rank` runs every data-only predictor of SCIENCE.md §3 under every rank
+:func:`recommend_rank` runs every data-only predictor of docs/method.md §3 under every rank
 estimator of §2 in one pass over the data (:mod:`.scan`), places the data on the predictability
 frontier (n against d, a noise estimate, linear- or softmax-like mixing, :mod:`.placement`),
 picks the predictor the paper's frontier trusts there and returns a :class:`Recommendation`:
@@ -293,7 +293,7 @@ def recommend_source(
 def choose_predictor(
     n: int, d: int, preds: dict, mix: dict, value_known: bool, th: Thresholds = THRESHOLDS
 ) -> tuple[str, str]:
-    """(trusted predictor, case) by the paper's frontier (SCIENCE.md §3, claim C9)."""
+    """(trusted predictor, case) by the paper's frontier (docs/method.md §3, claim C9)."""
     label = mix["label"]
     share = preds["P_static"].get("static_fit_share")
     if share is not None and share >= th.static_share:

@@ -36,7 +36,7 @@ ATTN_WORK = 1 << 32
 #: the spectral-floor noise estimate needs tr((X̃ᵀX̃)⁻¹); a sample of this many sequences suffices
 TRACE_SEQUENCES = 2048
 #: the paper's default estimator: r_E(0.99) is the least rank whose surrogate excess risk is
-#: ≤ 1% (SCIENCE.md §1) and the estimator robust to softmax distortion (claim C8)
+#: ≤ 1% (docs/method.md §1) and the estimator robust to softmax distortion (claim C8)
 DEFAULT_ESTIMATOR = "energy_0.99"
 
 

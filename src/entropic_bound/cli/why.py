@@ -1,5 +1,5 @@
 """The words of a recommendation: how far to trust the trusted predictor, and why (the cases of
-:func:`.recommend.choose_predictor`, each tied to SCIENCE.md §3 and the claims)."""
+:func:`.recommend.choose_predictor`, each tied to docs/method.md §3 and the claims)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def explain(
     th,
 ) -> dict:
     """Confidence, why the trusted predictor (``case`` of recommend.choose_predictor) and why the
-    estimator, in words a user can check against SCIENCE.md."""
+    estimator, in words a user can check against docs/method.md."""
     share = preds["P_static"].get("static_fit_share")
     if case == "static":
         confidence = "exact"
@@ -103,7 +103,7 @@ def explain(
         est_why = (
             f"{estimator} is the least k whose top-k singular values hold {tau:.0%} of the "
             "spectrum's energy: for the static surrogate exactly the least rank whose excess "
-            f"risk is at most {1 - tau:.0%} (SCIENCE.md §1)"
+            f"risk is at most {1 - tau:.0%} (docs/method.md §1)"
             + (
                 "; the paper's default, as the estimator robust to softmax distortion (claim C8)"
                 if estimator == DEFAULT_ESTIMATOR

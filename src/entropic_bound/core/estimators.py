@@ -1,4 +1,4 @@
-"""Rank estimators on batches of singular-value spectra (SCIENCE.md §2).
+"""Rank estimators on batches of singular-value spectra (docs/method.md §2).
 
 Every estimator takes ``s: [..., k]`` (non-negative; sorted here, so order does not
 matter) and returns ``[...]``. An all-zero spectrum has rank 0 under every estimator.

@@ -1,4 +1,4 @@
-"""Names and constants of the ladder rungs (SCIENCE.md §1). Torch-free, so that analysis and
+"""Names and constants of the ladder rungs (docs/method.md §1). Torch-free, so that analysis and
 plotting jobs do not pay for a torch import."""
 
 from __future__ import annotations

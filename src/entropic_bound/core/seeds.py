@@ -1,4 +1,4 @@
-"""Every random stream's seed, derived in one place (SCIENCE.md §4: bitwise reproducible).
+"""Every random stream's seed, derived in one place (docs/method.md §4: bitwise reproducible).
 
 A stream is named by a key that starts with the config's base seed; the key goes through
 ``numpy.random.SeedSequence`` and the first 32-bit word of its state seeds a torch generator.

@@ -1,4 +1,4 @@
-"""'Beyond the verdicts': one line per exploratory result for claims.md (SCIENCE.md §8).
+"""'Beyond the verdicts': one line per exploratory result for claims.md (docs/method.md §8).
 
 Reads the exploratory tables (X1_boundaries, X2_c8_by_beta); never a verdict, never a
 threshold. Each line says what was measured and where, in numbers.

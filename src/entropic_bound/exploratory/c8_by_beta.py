@@ -1,4 +1,4 @@
-"""C8 where softmax distorts, exploratory (no verdict; SCIENCE.md §8).
+"""C8 where softmax distorts, exploratory (no verdict; docs/method.md §8).
 
 C8 compares the rank estimators on learned full-rank L4 kernels at β = 1, where the learned
 kernel carries (nearly) all its energy in its top r* components, as on linear attention: the

@@ -1,4 +1,4 @@
-"""Verdict by scale (SCIENCE.md §8, exploratory: reported, no verdict of its own).
+"""Verdict by scale (docs/method.md §8, exploratory: reported, no verdict of its own).
 
 The paper grid is run at several d = n, each through the normal pipeline into its own
 ``results/<run_name>/`` (config/scale/scales.yaml lists the configs). This module reads those

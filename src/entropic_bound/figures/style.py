@@ -1,7 +1,6 @@
 """Shared look of the figures: print sizes, palettes, rung labels and small axis helpers.
 
-Used by :mod:`.figures_training` and :mod:`.figures_data`; :mod:`.plotting` re-exports the
-public names.
+Used by every figure's module (f1_deficiency.py …); the package re-exports the public names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Frontier boundaries, exploratory (no verdict; SCIENCE.md §8): how much noise, and how many
+"""Frontier boundaries, exploratory (no verdict; docs/method.md §8): how much noise, and how many
 sequences, each data-only predictor tolerates.
 
 For a *curve*, a predictor × data class × value map × n × β × data budget B, the exact rate
@@ -8,7 +8,7 @@ Its noise tolerance σ_q is the largest σ of a log grid at which the rate is st
 non-increasing in σ, which common random numbers make nearly true (every σ of a curve uses the
 same X, the same unit noise E and the same kernels, Y = clean + σE). It is reported in absolute
 terms and relative to the standard deviation of the clean output, since the classes' outputs
-differ 3–5× in scale (SCIENCE.md §1). Conventions: σ_q = 0 when the clean rate is already
+differ 3–5× in scale (docs/method.md §1). Conventions: σ_q = 0 when the clean rate is already
 below q (no tolerance) or when the rate at the smallest grid σ is; σ_q = inf when the whole
 grid passes.
 

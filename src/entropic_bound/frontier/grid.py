@@ -1,4 +1,4 @@
-"""The predictability frontier: data-only predictors over a grid, no training (SCIENCE.md §5).
+"""The predictability frontier: data-only predictors over a grid, no training (docs/method.md §5).
 
 Cells share what they can so that the grid costs seconds: the inputs X depend on
 (n, seed), the kernel A on (r*, seed), the value map and noise on the seed, so cells that

@@ -84,7 +84,7 @@ def attention_native_spectrum(pinv: torch.Tensor, Y: torch.Tensor) -> torch.Tens
 
 @dataclass
 class AttnAccumulator:
-    """P_attn (SCIENCE.md §3) streamed: C = Σ_b Z_b Z_bᵀ summed batch by batch in float64, and,
+    """P_attn (docs/method.md §3) streamed: C = Σ_b Z_b Z_bᵀ summed batch by batch in float64, and,
     with ``diagnostics``, the sums a recommendation reads from the same pass (for G = 1 group).
 
     One batch through :meth:`add` is exactly :func:`predict_attention_native`; batches merged

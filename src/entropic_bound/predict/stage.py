@@ -66,7 +66,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     ``progress(done, total)`` after each task (see progress.py)."""
     p = cfg["predict"]
     per_task: dict[int, tuple[list, list]] = {}
-    # the rungs of one (r*, seed) share their inputs X (tasks.py): visiting the tasks grouped
+    # the rungs of one (r*, seed) share their inputs X (tasks/make.py): visiting the tasks grouped
     # by X, the X side of both predictors (P_static's least-squares factorisation, P_attn's
     # per-sequence X̃⁺) is computed once per distinct X and one is held at a time (the results
     # are those of computing it per call); the table keeps the order of task_paths
@@ -83,7 +83,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
         key_rs = (meta["r_star"], meta["seed"], Y.shape)
         if noise_of[0] != key_rs:
             # the noise of a noisy copy depends on (r*, seed) alone, so the tasks that share X
-            # share one draw (and P_static's factored route its K(noise): static_predictor.py)
+            # share one draw (and P_static's factored route its K(noise): predict/static.py)
             rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
             noise_of = (key_rs, rng.standard_normal(Y.shape))
         noise = noise_of[1]

@@ -1,4 +1,4 @@
-"""P_static, the naive (value-free) Entropic Bound (SCIENCE.md §3): the least squares of a static
+"""P_static, the naive (value-free) Entropic Bound (docs/method.md §3): the least squares of a static
 kernel (:class:`StaticLeastSquares`), the rearranged summary of the fitted operator, and its top
 singular pair (dense, or by Lanczos for large n·d). :mod:`.predictors` re-exports the public
 names.
@@ -205,7 +205,7 @@ def rearranged_summary(
     else:
         u, share = _top_pair_iterative(R, K)
     M_hat = u.reshape(G, n, n)
-    # SCIENCE.md fixes the sign so that M̂'s row sums are positive; for a rank-one summary
+    # docs/method.md fixes the sign so that M̂'s row sums are positive; for a rank-one summary
     # only a global sign is free, so we make the total (the sum of the row sums) positive
     sign = torch.sign(M_hat.sum((-1, -2)))
     M_hat = M_hat * torch.where(sign == 0, 1.0, sign)[:, None, None]

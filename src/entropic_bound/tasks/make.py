@@ -1,4 +1,4 @@
-"""Teacher tasks: every rung of the interpolation ladder (SCIENCE.md §1).
+"""Teacher tasks: every rung of the interpolation ladder (docs/method.md §1).
 
 A task is fully determined by (rung, r*, gain, κ, β, σ, n, d, value map, seed). The random
 stream depends on (base seed, r*, seed) only, so the rungs of one (r*, seed) share their

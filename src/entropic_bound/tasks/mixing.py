@@ -1,4 +1,4 @@
-"""Token-mixing operators M(X) of every ladder rung (SCIENCE.md §1).
+"""Token-mixing operators M(X) of every ladder rung (docs/method.md §1).
 
 One function serves the teacher (which generates the data) and the student (which is
 trained), so the two can never disagree about a class. All functions broadcast over

@@ -1,4 +1,4 @@
-"""The batched training engine (SCIENCE.md §4): the loop, and the tables it returns.
+"""The batched training engine (docs/method.md §4): the loop, and the tables it returns.
 
 One tensor program trains every student of one class on a set of tasks of equal shape. The
 pieces, one module each:

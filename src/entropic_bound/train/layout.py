@@ -1,4 +1,4 @@
-"""Which student each row of a training batch is (SCIENCE.md §4).
+"""Which student each row of a training batch is (docs/method.md §4).
 
 The engine trains students laid out along one flat axis; row ``s`` is the student of task
 ``task[s]`` (an index into the job's task list), student seed ``seeds[seed_index[s]]`` and rank

@@ -1,4 +1,4 @@
-"""When a student stops training: the retirement schedule of the engine (SCIENCE.md §4).
+"""When a student stops training: the retirement schedule of the engine (docs/method.md §4).
 
 At every evaluation (every ``eval_every`` steps) the engine hands over each active student's
 windowed training loss (the mean minibatch MSE since the last evaluation) and its relative

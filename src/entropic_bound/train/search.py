@@ -1,7 +1,7 @@
 """Rank search: find the empirical knee without training every rank (``train.ranks: search``).
 
 The knee r_emp of a task is the least rank whose median R over the student seeds is ≤ ε
-(SCIENCE.md §4). A full sweep trains every rank 1…k; at d = 64 that is 64 ranks per task. R is
+(docs/method.md §4). A full sweep trains every rank 1…k; at d = 64 that is 64 ranks per task. R is
 non-increasing in r (a rank-r student can represent every rank-(r−1) kernel), so the knee can
 be found by bisection on r instead, in rounds; each round is ONE batched engine program over the
 pending ranks of all the job's tasks:
