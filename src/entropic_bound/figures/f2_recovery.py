@@ -40,42 +40,8 @@ def figure_F2(
     for j, rung in enumerate(present):
         top, bot = axes[0, j], axes[1, j]
         g = full[full["rung"] == rung]
-        for rec in g.itertuples(index=False):
-            s = np.sort(np.asarray(rec.spectrum, float))[::-1]
-            s = s / s[0] if s[0] > 0 else s
-            top.plot(
-                np.arange(1, len(s) + 1),
-                np.clip(s, 1e-6, None),
-                color=pal[int(rec.r_star)],
-                lw=1.0,
-                alpha=0.7,
-                marker=".",
-                ms=3,
-            )
-        for r in sorted(g["r_star"].unique()):
-            top.axvline(r, color=pal[int(r)], ls=":", lw=1.0)
-        top.set_yscale("log")
-        top.set_title(f"{rung}: learned spectrum")
-        top.set_xlabel("singular value index i")
-        dyn = dynamics[dynamics["rung"] == rung]
-        for (_task, _seed), t in dyn.groupby(["task_id", "seed"]):
-            t = t.sort_values("step")
-            bot.plot(
-                t["step"],
-                t["r_hat"],
-                color=pal[int(t["r_star"].iloc[0])],
-                lw=1.0,
-                alpha=0.75,
-                marker="o",
-                ms=2.5,
-                drawstyle="steps-post",
-            )
-        for r in sorted(g["r_star"].unique()):
-            bot.axhline(r, color=pal[int(r)], ls=":", lw=1.0)
-        bot.set_title(f"{rung}: {name} over training")
-        bot.set_xlabel("training step")
-        if dyn.empty:
-            _empty(bot, "no checkpoints")
+        _spectrum_panel(top, g, rung, pal)
+        _dynamics_panel(bot, dynamics[dynamics["rung"] == rung], g, rung, pal, name)
         for ax in (top, bot):
             ax.grid(True, lw=0.3, alpha=0.5)
     axes[0, 0].set_ylabel("s_i / s_1 of learned Q Kᵀ")
@@ -84,6 +50,49 @@ def figure_F2(
     handles += [Line2D([], [], color="0.3", ls=":", label="r* (teacher)")]
     fig.legend(handles=handles, loc="outside right center", frameon=False)
     return fig
+
+
+def _spectrum_panel(ax, g: pd.DataFrame, rung: str, pal: dict) -> None:
+    """Every full-rank student's final spectrum s_i/s_1 (log scale), dotted at r*."""
+    for rec in g.itertuples(index=False):
+        s = np.sort(np.asarray(rec.spectrum, float))[::-1]
+        s = s / s[0] if s[0] > 0 else s
+        ax.plot(
+            np.arange(1, len(s) + 1),
+            np.clip(s, 1e-6, None),
+            color=pal[int(rec.r_star)],
+            lw=1.0,
+            alpha=0.7,
+            marker=".",
+            ms=3,
+        )
+    for r in sorted(g["r_star"].unique()):
+        ax.axvline(r, color=pal[int(r)], ls=":", lw=1.0)
+    ax.set_yscale("log")
+    ax.set_title(f"{rung}: learned spectrum")
+    ax.set_xlabel("singular value index i")
+
+
+def _dynamics_panel(ax, dyn: pd.DataFrame, g: pd.DataFrame, rung: str, pal: dict, name) -> None:
+    """The estimated rank of each student over training steps (``dyn``: its checkpoints)."""
+    for (_task, _seed), t in dyn.groupby(["task_id", "seed"]):
+        t = t.sort_values("step")
+        ax.plot(
+            t["step"],
+            t["r_hat"],
+            color=pal[int(t["r_star"].iloc[0])],
+            lw=1.0,
+            alpha=0.75,
+            marker="o",
+            ms=2.5,
+            drawstyle="steps-post",
+        )
+    for r in sorted(g["r_star"].unique()):
+        ax.axhline(r, color=pal[int(r)], ls=":", lw=1.0)
+    ax.set_title(f"{rung}: {name} over training")
+    ax.set_xlabel("training step")
+    if dyn.empty:
+        _empty(ax, "no checkpoints")
 
 
 def draw(t: dict, c: dict) -> Figure:

@@ -16,6 +16,13 @@ from entropic_bound.figures.style import (
     rung_label,
 )
 
+#: F4's rows: (column of T2, axis label, log scale)
+_ROWS = (
+    ("P_static_err", "|P_static − r*| (rank units)", False),
+    ("static_fit_share", "static-fit share s₁²/Σs²", False),
+    ("static_student_R", "static-student R", True),
+)
+
 
 @_styled
 def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
@@ -28,69 +35,12 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
     x = {r: i + (0.6 if r == "L3" else 0.0) for i, r in enumerate(rungs)}
     fig = Figure(figsize=(6.4, 6.2), layout="constrained")
     axes = fig.subplots(3, 1, sharex=True)
-    rows = [
-        ("P_static_err", "|P_static − r*| (rank units)", False),
-        ("static_fit_share", "static-fit share s₁²/Σs²", False),
-        ("static_student_R", "static-student R", True),
-    ]
     t = t2.assign(P_static_err=(t2["P_static_raw"] - t2["r_star"]).abs())
     mean = ladder.set_index("rung") if not ladder.empty else pd.DataFrame()
-    for ax, (col, label, log) in zip(axes, rows):
-        vals = t.dropna(subset=[col])
-        if vals.empty:
-            _empty(ax, f"no {col.replace('_', ' ')} (training tables absent)")
-            ax.set_ylabel(label)
-            continue
-        for r in rungs:
-            g = vals[vals["rung"] == r][col]
-            if log:
-                g = g.clip(lower=RISK_FLOOR)
-            ax.scatter(
-                x[r] + _jitter(len(g), 0.1, len(r)),
-                g,
-                s=14,
-                color="0.55",
-                zorder=2,
-                edgecolor="white",
-                linewidth=0.3,
-            )
-        per = vals.groupby("rung")[col].mean()
-        on = [r for r in rungs if r != "L3" and r in per.index]
-        ax.plot(
-            [x[r] for r in on],
-            [per[r] for r in on],
-            color="tab:blue",
-            marker="o",
-            lw=1.6,
-            zorder=3,
-            label="ladder mean",
-        )
-        if "L3" in per.index:
-            ax.plot(
-                [x["L3"]],
-                [per["L3"]],
-                color="tab:orange",
-                marker="s",
-                ls="none",
-                zorder=3,
-                label="L3 (linear attention, off the ladder)",
-            )
-        if log:
-            ax.set_yscale("log")
-        ax.set_ylabel(label)
-        ax.grid(True, axis="y", lw=0.3, alpha=0.5)
+    for ax, (col, label, log) in zip(axes, _ROWS):
+        _ladder_row(ax, t, col, label, log, rungs, x)
     if "P_static_exact_rate" in mean:
-        for r in rungs:
-            if r in mean.index and np.isfinite(mean.loc[r, "P_static_exact_rate"]):
-                axes[0].annotate(
-                    f"{mean.loc[r, 'P_static_exact_rate']:.0%}",
-                    (x[r], 1.0),
-                    xycoords=("data", "axes fraction"),
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                    color="tab:blue",
-                )
+        _exact_rates(axes[0], mean, rungs, x)
     axes[0].set_title("exact rate of P_static = r* above each rung", fontsize=8, pad=12)
     handles, labels = axes[-1].get_legend_handles_labels()
     if handles:
@@ -104,6 +54,68 @@ def figure_F4(t2: pd.DataFrame, ladder: pd.DataFrame) -> Figure:
         "rung: static linear → static softmax → static QK → input-conditioned (λ) → softmax attention"
     )
     return fig
+
+
+def _ladder_row(ax, t: pd.DataFrame, col: str, label: str, log: bool, rungs, x: dict) -> None:
+    """One quantity per rung: every task (grey), the ladder's mean (blue), L3's apart."""
+    vals = t.dropna(subset=[col])
+    if vals.empty:
+        _empty(ax, f"no {col.replace('_', ' ')} (training tables absent)")
+        ax.set_ylabel(label)
+        return
+    for r in rungs:
+        g = vals[vals["rung"] == r][col]
+        if log:
+            g = g.clip(lower=RISK_FLOOR)
+        ax.scatter(
+            x[r] + _jitter(len(g), 0.1, len(r)),
+            g,
+            s=14,
+            color="0.55",
+            zorder=2,
+            edgecolor="white",
+            linewidth=0.3,
+        )
+    per = vals.groupby("rung")[col].mean()
+    on = [r for r in rungs if r != "L3" and r in per.index]
+    ax.plot(
+        [x[r] for r in on],
+        [per[r] for r in on],
+        color="tab:blue",
+        marker="o",
+        lw=1.6,
+        zorder=3,
+        label="ladder mean",
+    )
+    if "L3" in per.index:
+        ax.plot(
+            [x["L3"]],
+            [per["L3"]],
+            color="tab:orange",
+            marker="s",
+            ls="none",
+            zorder=3,
+            label="L3 (linear attention, off the ladder)",
+        )
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(label)
+    ax.grid(True, axis="y", lw=0.3, alpha=0.5)
+
+
+def _exact_rates(ax, mean: pd.DataFrame, rungs, x: dict) -> None:
+    """The exact rate of P_static = r* above each rung's column (ladder.csv)."""
+    for r in rungs:
+        if r in mean.index and np.isfinite(mean.loc[r, "P_static_exact_rate"]):
+            ax.annotate(
+                f"{mean.loc[r, 'P_static_exact_rate']:.0%}",
+                (x[r], 1.0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                color="tab:blue",
+            )
 
 
 def draw(t: dict, c: dict) -> Figure:

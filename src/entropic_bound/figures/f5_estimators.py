@@ -40,38 +40,8 @@ def figure_F5(
         _empty(axes[0], "no estimator table")
         return fig
     order = list(dict.fromkeys(t3["estimator"]))
-    pal = {"linear": "tab:blue", "softmax": "tab:red"}
     for ax, kind in zip(axes, kinds):
-        g = t3[t3["kernels"] == kind]
-        w = 0.38
-        for j, mix in enumerate(("linear", "softmax")):
-            m = g[g["mixing"] == mix].set_index("estimator").reindex(order)
-            xs = np.arange(len(order)) + (j - 0.5) * w
-            rung = m["rung"].dropna().iloc[0] if m["rung"].notna().any() else mix
-            ax.bar(
-                xs,
-                m["mean_abs_error"],
-                width=w,
-                color=pal[mix],
-                alpha=0.85,
-                label=f"{mix} attention ({rung})",
-            )
-            for xi, (err, rate) in zip(xs, zip(m["mean_abs_error"], m["exact_rate"])):
-                if np.isfinite(err):
-                    ax.text(
-                        xi, err, f" {rate:.0%}", ha="center", va="bottom", fontsize=6.5, rotation=90
-                    )
-        ax.set_xticks(
-            np.arange(len(order)), [pretty_estimator(e) for e in order], rotation=35, ha="right"
-        )
-        i = order.index(claims_estimator) if claims_estimator in order else None
-        if i is not None:
-            ax.get_xticklabels()[i].set_fontweight("bold")
-            ax.axvspan(i - 0.5, i + 0.5, color="gold", alpha=0.2, lw=0, zorder=0)
-        ax.set_title(kind)
-        ax.set_ylabel("mean |estimate − r*| (rank units)")
-        ax.margins(y=0.22)
-        ax.grid(True, axis="y", lw=0.3, alpha=0.5)
+        _estimator_panel(ax, t3[t3["kernels"] == kind], kind, order, claims_estimator)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
     fig.suptitle(
@@ -79,6 +49,41 @@ def figure_F5(
         fontsize=8,
     )
     return fig
+
+
+def _estimator_panel(ax, g: pd.DataFrame, kind: str, order: list, claims_estimator: str) -> None:
+    """F5's first row, one kernel kind: a bar per estimator, linear beside softmax attention,
+    each labelled with its exact rate; the claims' estimator highlighted."""
+    pal = {"linear": "tab:blue", "softmax": "tab:red"}
+    w = 0.38
+    for j, mix in enumerate(("linear", "softmax")):
+        m = g[g["mixing"] == mix].set_index("estimator").reindex(order)
+        xs = np.arange(len(order)) + (j - 0.5) * w
+        rung = m["rung"].dropna().iloc[0] if m["rung"].notna().any() else mix
+        ax.bar(
+            xs,
+            m["mean_abs_error"],
+            width=w,
+            color=pal[mix],
+            alpha=0.85,
+            label=f"{mix} attention ({rung})",
+        )
+        for xi, (err, rate) in zip(xs, zip(m["mean_abs_error"], m["exact_rate"])):
+            if np.isfinite(err):
+                ax.text(
+                    xi, err, f" {rate:.0%}", ha="center", va="bottom", fontsize=6.5, rotation=90
+                )
+    ax.set_xticks(
+        np.arange(len(order)), [pretty_estimator(e) for e in order], rotation=35, ha="right"
+    )
+    i = order.index(claims_estimator) if claims_estimator in order else None
+    if i is not None:
+        ax.get_xticklabels()[i].set_fontweight("bold")
+        ax.axvspan(i - 0.5, i + 0.5, color="gold", alpha=0.2, lw=0, zorder=0)
+    ax.set_title(kind)
+    ax.set_ylabel("mean |estimate − r*| (rank units)")
+    ax.margins(y=0.22)
+    ax.grid(True, axis="y", lw=0.3, alpha=0.5)
 
 
 def _by_beta_panels(axes, by_beta: pd.DataFrame, kinds: list, claims_estimator: str) -> None:

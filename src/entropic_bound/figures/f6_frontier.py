@@ -35,50 +35,8 @@ def figure_F6(t4: pd.DataFrame, estimator: str) -> Figure:
     axes = fig.subplots(3, 3)
     cmap = sns.color_palette("viridis", as_cmap=True)
     d = int(t["d"].iloc[0]) if len(t) else None
-    panels = []
-    for i, vm in enumerate(("unknown", "known")):
-        base = t[(t["predictor"] == "P_attn") & (t["value_map"] == vm)]
-        panels += [
-            (axes[i, 0], base[base["class"] == "L3"], "n", "sigma", f"L3 P_attn, V {vm}"),
-            (axes[i, 1], base[base["class"] == "L4"], "n", "sigma", f"L4 P_attn, V {vm} (all β)"),
-            (
-                axes[i, 2],
-                base[(base["class"] == "L4") & np.isclose(base["sigma"], 0)],
-                "n",
-                "beta",
-                f"L4 P_attn, V {vm}, σ = 0",
-            ),
-        ]
-    inv = t[t["predictor"] == "P_invert"]
-    stat = t[(t["predictor"] == "P_static") & (t["value_map"] == "unknown")]
-    panels += [
-        (axes[2, 0], inv, "n", "sigma", "L4 P_invert, V known (all β)"),
-        (axes[2, 1], inv[np.isclose(inv["sigma"], 0)], "n", "beta", "L4 P_invert, V known, σ = 0"),
-        (axes[2, 2], stat[stat["class"] == "L3"], "n", "sigma", "L3 P_static, V unknown"),
-    ]
-    for ax, df, rows, cols, title in panels:
-        ax.set_title(title)
-        if df.empty:
-            _empty(ax, "not in this grid")
-            continue
-        m = 100 * _pooled(df, rows, cols)  # percent: short labels that fit narrow cells
-        sns.heatmap(
-            m,
-            ax=ax,
-            vmin=0,
-            vmax=100,
-            cmap=cmap,
-            annot=True,
-            fmt=".0f",
-            cbar=False,
-            annot_kws={"fontsize": 7},
-            linewidths=0.4,
-            linecolor="white",
-        )
-        ax.set_xticklabels([f"{float(v.get_text()):g}" for v in ax.get_xticklabels()], rotation=0)
-        ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
-        ax.set_xlabel({"sigma": "noise σ", "beta": "inverse temperature β"}[cols])
-        ax.set_ylabel("n (tokens)")
+    for ax, (df, rows, cols, title) in zip(axes.ravel(), _panels(t)):
+        _heatmap(ax, df, rows, cols, title, cmap)
     sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 100), cmap=cmap)
     fig.colorbar(
         sm,
@@ -89,6 +47,57 @@ def figure_F6(t4: pd.DataFrame, estimator: str) -> Figure:
     if d is not None:
         fig.suptitle(f"Data-only predictability frontier (d = {d}; n ≥ 2d = {2 * d} is 'at scale')")
     return fig
+
+
+def _panels(t: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, str]]:
+    """The nine panels, row by row: (rows of ``t``, heatmap rows, heatmap columns, title)."""
+    panels = []
+    for vm in ("unknown", "known"):
+        base = t[(t["predictor"] == "P_attn") & (t["value_map"] == vm)]
+        panels += [
+            (base[base["class"] == "L3"], "n", "sigma", f"L3 P_attn, V {vm}"),
+            (base[base["class"] == "L4"], "n", "sigma", f"L4 P_attn, V {vm} (all β)"),
+            (
+                base[(base["class"] == "L4") & np.isclose(base["sigma"], 0)],
+                "n",
+                "beta",
+                f"L4 P_attn, V {vm}, σ = 0",
+            ),
+        ]
+    inv = t[t["predictor"] == "P_invert"]
+    stat = t[(t["predictor"] == "P_static") & (t["value_map"] == "unknown")]
+    panels += [
+        (inv, "n", "sigma", "L4 P_invert, V known (all β)"),
+        (inv[np.isclose(inv["sigma"], 0)], "n", "beta", "L4 P_invert, V known, σ = 0"),
+        (stat[stat["class"] == "L3"], "n", "sigma", "L3 P_static, V unknown"),
+    ]
+    return panels
+
+
+def _heatmap(ax, df: pd.DataFrame, rows: str, cols: str, title: str, cmap) -> None:
+    """One panel: the pooled exact rate in percent over ``rows`` × ``cols``."""
+    ax.set_title(title)
+    if df.empty:
+        _empty(ax, "not in this grid")
+        return
+    m = 100 * _pooled(df, rows, cols)  # percent: short labels that fit narrow cells
+    sns.heatmap(
+        m,
+        ax=ax,
+        vmin=0,
+        vmax=100,
+        cmap=cmap,
+        annot=True,
+        fmt=".0f",
+        cbar=False,
+        annot_kws={"fontsize": 7},
+        linewidths=0.4,
+        linecolor="white",
+    )
+    ax.set_xticklabels([f"{float(v.get_text()):g}" for v in ax.get_xticklabels()], rotation=0)
+    ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
+    ax.set_xlabel({"sigma": "noise σ", "beta": "inverse temperature β"}[cols])
+    ax.set_ylabel("n (tokens)")
 
 
 def draw(t: dict, c: dict) -> Figure:

@@ -39,50 +39,65 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
         if no_training:
             _empty(ax, "no trained knees")
             continue
-        for i, rung in enumerate(rungs):
-            sel = t2["rung"] == rung
-            g = t2[sel]
-            xs = emp[sel] + _jitter(sel.sum(), 0.18, i)
-            ys = g[col] + _jitter(sel.sum(), 0.18, i + 50)
-            hit = (g[col] == g["r_star"]).to_numpy()
-            ax.scatter(
-                xs[hit],
-                ys[hit],
-                color=pal[rung],
-                s=18,
-                marker="o",
-                label=rung,
-                edgecolor="white",
-                linewidth=0.3,
-            )
-            ax.scatter(xs[~hit], ys[~hit], color=pal[rung], s=22, marker="x", linewidth=1.0)
-        ax.set_xlabel("trained knee r_emp (rank)")
-        ax.set_ylabel(f"{label} (rank)")
-        ax.set_title(f"{col} vs knee")
-    ax = axes[2]
+        _prediction_panel(ax, t2, emp, col, label, rungs, pal)
     if no_training:
-        _empty(ax, "no trained knees")
+        _empty(axes[2], "no trained knees")
     else:
-        for i, rung in enumerate(rungs):
-            sel = t2["rung"] == rung
-            ax.scatter(
-                t2.loc[sel, "r_star"] + _jitter(sel.sum(), 0.18, i),
-                emp[sel] + _jitter(sel.sum(), 0.18, i + 99),
-                color=pal[rung],
-                s=18,
-                edgecolor="white",
-                linewidth=0.3,
-            )
-        ax.set_xlabel("teacher rank r*")
-        ax.set_ylabel("trained knee r_emp (rank)")
-        ax.set_title("knee vs r*")
-    has_none = bool(t2["r_emp"].isna().any()) and not no_training
+        _knee_panel(axes[2], t2, emp, rungs, pal)
+        _shared_ticks(axes, t2, top, none_x)
+    fig.legend(handles=_legend_handles(rungs, pal), loc="outside right center", frameon=False)
+    return fig
+
+
+def _prediction_panel(ax, t2: pd.DataFrame, emp, col: str, label: str, rungs, pal) -> None:
+    """One predictor against the knee, per rung: circles where it equals r*, crosses not."""
+    for i, rung in enumerate(rungs):
+        sel = t2["rung"] == rung
+        g = t2[sel]
+        xs = emp[sel] + _jitter(sel.sum(), 0.18, i)
+        ys = g[col] + _jitter(sel.sum(), 0.18, i + 50)
+        hit = (g[col] == g["r_star"]).to_numpy()
+        ax.scatter(
+            xs[hit],
+            ys[hit],
+            color=pal[rung],
+            s=18,
+            marker="o",
+            label=rung,
+            edgecolor="white",
+            linewidth=0.3,
+        )
+        ax.scatter(xs[~hit], ys[~hit], color=pal[rung], s=22, marker="x", linewidth=1.0)
+    ax.set_xlabel("trained knee r_emp (rank)")
+    ax.set_ylabel(f"{label} (rank)")
+    ax.set_title(f"{col} vs knee")
+
+
+def _knee_panel(ax, t2: pd.DataFrame, emp, rungs, pal) -> None:
+    """The knee against r*, per rung."""
+    for i, rung in enumerate(rungs):
+        sel = t2["rung"] == rung
+        ax.scatter(
+            t2.loc[sel, "r_star"] + _jitter(sel.sum(), 0.18, i),
+            emp[sel] + _jitter(sel.sum(), 0.18, i + 99),
+            color=pal[rung],
+            s=18,
+            edgecolor="white",
+            linewidth=0.3,
+        )
+    ax.set_xlabel("teacher rank r*")
+    ax.set_ylabel("trained knee r_emp (rank)")
+    ax.set_title("knee vs r*")
+
+
+def _shared_ticks(axes, t2: pd.DataFrame, top: float, none_x: float) -> None:
+    """Equal rank ticks on both axes (the knee's with a 'none' column where a task has none),
+    and the diagonal y = x."""
+    has_none = bool(t2["r_emp"].isna().any())
     step = max(1, int(top) // 6)
     ticks = list(range(1, int(top) + 1, step))
     hi = top + 0.6
     for j, ax in enumerate(axes):
-        if no_training:
-            continue
         knee_on_x = j < 2
         ax.set_xlim(0.4, (none_x if has_none and knee_on_x else top) + 0.6)
         ax.set_ylim(0.4, (none_x if has_none and not knee_on_x else top) + 0.6)
@@ -96,6 +111,9 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
             ax.set_yticks(ticks + extra, labels)
         ax.plot([0.4, hi], [0.4, hi], color="0.3", ls="--", lw=0.9, zorder=1)
         ax.grid(True, lw=0.3, alpha=0.5)
+
+
+def _legend_handles(rungs, pal: dict) -> list:
     handles = [
         Line2D([], [], color=pal[r], marker="o", ls="none", label=rung_title(r)) for r in rungs
     ]
@@ -104,8 +122,7 @@ def figure_F7(t2: pd.DataFrame) -> Figure:
         Line2D([], [], color="0.3", marker="x", ls="none", label="prediction ≠ r*"),
         Line2D([], [], color="0.3", ls="--", label="y = x"),
     ]
-    fig.legend(handles=handles, loc="outside right center", frameon=False)
-    return fig
+    return handles
 
 
 def draw(t: dict, c: dict) -> Figure:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -171,6 +172,111 @@ class Curve:
         return out, found
 
 
+@dataclass
+class _CellCases:
+    """The frontier's inputs of one (n, B), every r* × seed stacked along a case axis G (case
+    g = (seed index, r* index): X repeats over r*, A over seeds), and what every curve of the
+    cell shares. ``invertible`` (n ≤ d and enough equations, B·n(n−1) ≥ d²): P_invert and its
+    linear twin apply, and ``chol``, ``Xp``, ``NE`` are set."""
+
+    n: int
+    d: int
+    n_seqs: int
+    X: torch.Tensor  # [G, B, n, d] tokens
+    E: torch.Tensor  # [G, B, n, d] unit noise
+    V: torch.Tensor  # [G, 1, d, d] the Haar value map
+    XAX: torch.Tensor  # [G, B, n, n]
+    r_star: np.ndarray  # [G]
+    pinv: torch.Tensor  # P_attn's X̃⁺: [G, B, d, n]
+    invertible: bool
+    chol: torch.Tensor | None = None  # P_invert's normal matrix, Cholesky: [G, d², d²]
+    Xp: torch.Tensor | None = None  # token X⁺: [G, B, d, n]
+    NE: torch.Tensor | None = None  # E X⁺: [G, B, n, n]
+
+
+def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
+    """Stack the frontier's inputs of (n, B) over r* × seeds and factorise them once."""
+    d = fcfg["d"]
+    r_stars = list(fcfg["r_star"])
+    per_seed = [frontier_inputs(base_seed, n, s, n_seqs, d) for s in fcfg["seeds"]]
+    R = len(r_stars)
+    X = torch.cat([x.expand(R, -1, -1, -1) for x, _, _ in per_seed])
+    E = torch.cat([e.expand(R, -1, -1, -1) for _, e, _ in per_seed])
+    V = torch.stack([v for _, _, v in per_seed for _ in r_stars])[:, None]  # [G, 1, d, d]
+    A = torch.stack(
+        [frontier_kernel(fcfg, base_seed, r, s) for s in fcfg["seeds"] for r in r_stars]
+    )[:, None]  # [G, 1, d, d]
+    r_star = np.array([r for _ in fcfg["seeds"] for r in r_stars])
+    XAX = X @ A @ X.transpose(-1, -2)
+    pinv = attention_native_pinv(X)
+    cell = _CellCases(n, d, n_seqs, X, E, V, XAX, r_star, pinv, invertible=False)
+    if n <= d and n_seqs * n * (n - 1) >= d * d:
+        cell.invertible = True
+        cell.chol = torch.cat(
+            [
+                torch.linalg.cholesky(inversion_normal_matrix(x)).expand(R, -1, -1)
+                for x, _, _ in per_seed
+            ]
+        )
+        cell.Xp = token_pinv_exact(X)
+        # P̂ = (clean + σE) X⁺ = clean X⁺ + σ E X⁺: the σ-free parts once per cell
+        cell.NE = E @ cell.Xp
+    return cell
+
+
+def _invert_spectrum(cell: _CellCases, clean: torch.Tensor, clip: float) -> Callable:
+    """P_invert's σ -> spectrum [G, d] on Y = clean + σE (clean X⁺ formed on first use)."""
+    P0 = []
+
+    def at(sigma):
+        if not P0:
+            P0.append(clean @ cell.Xp)
+        P_hat = P0[0] if sigma == 0 else P0[0] + sigma * cell.NE
+        return torch.linalg.svdvals(operator_to_kernel(P_hat, cell.X, cell.chol, clip, log=True))
+
+    return at
+
+
+def _attn_spectrum(cell: _CellCases, clean: torch.Tensor) -> Callable:
+    """P_attn's σ -> spectrum [G, d] on Y = clean + σE.
+
+    C(σ) = Σ_b Z_b Z_bᵀ with Z = X̃⁺(clean + σE) = Z0 + σZE is quadratic in σ: the three Gram
+    matrices are formed once (the σE part only if a σ > 0 is asked)."""
+    grams = {}
+
+    def at(sigma):
+        if not grams:
+            Z0 = cell.pinv @ clean
+            grams["00"], grams["Z0"] = attention_native_gram(Z0, Z0), Z0
+        if sigma == 0:
+            return attention_native_eig(grams["00"])
+        if "EE" not in grams:
+            ZE = cell.pinv @ cell.E
+            grams["0E"] = attention_native_gram(grams["Z0"], ZE)
+            grams["EE"] = attention_native_gram(ZE, ZE)
+        cross = grams["0E"] + grams["0E"].transpose(-1, -2)
+        return attention_native_eig(grams["00"] + sigma * cross + sigma**2 * grams["EE"])
+
+    return at
+
+
+def _twin_spectrum(cell: _CellCases, clean: torch.Tensor, clip: float) -> Callable:
+    """P_invert_linear's σ -> spectrum [G, d]. No log: Â(σ) = Â(clean) + σ Â(E) (least
+    squares is linear in Y), two solves in all."""
+    parts = []
+
+    def at(sigma):
+        if not parts:
+            parts.extend(
+                inversion_kernel(cell.X, Y, None, cell.chol, clip, log=False, Xp=cell.Xp)
+                for Y in (clean, cell.E)
+            )
+        A0, AE = parts
+        return torch.linalg.svdvals(A0 if sigma == 0 else A0 + sigma * AE)
+
+    return at
+
+
 def _curves_of_cell(
     fcfg: dict,
     base_seed: int,
@@ -182,98 +288,29 @@ def _curves_of_cell(
     clip: float,
 ) -> list[Curve]:
     """Every curve of one (n, B): the r* × seeds of the frontier stacked along G."""
-    d = fcfg["d"]
-    r_stars = list(fcfg["r_star"])
-    per_seed = [frontier_inputs(base_seed, n, s, n_seqs, d) for s in fcfg["seeds"]]
-    # case g = (seed index, r* index): X repeats over r*, A over seeds
-    R = len(r_stars)
-    X = torch.cat([x.expand(R, -1, -1, -1) for x, _, _ in per_seed])
-    E = torch.cat([e.expand(R, -1, -1, -1) for _, e, _ in per_seed])
-    V = torch.stack([v for _, _, v in per_seed for _ in r_stars])[:, None]  # [G, 1, d, d]
-    A = torch.stack(
-        [frontier_kernel(fcfg, base_seed, r, s) for s in fcfg["seeds"] for r in r_stars]
-    )[:, None]  # [G, 1, d, d]
-    r_star = np.array([r for _ in fcfg["seeds"] for r in r_stars])
-    XAX = X @ A @ X.transpose(-1, -2)
-    base = {"d": d, "n": n, "n_seqs": n_seqs}
+    cell = _cell_cases(fcfg, base_seed, n, n_seqs)
+    d, base = cell.d, {"d": cell.d, "n": n, "n_seqs": n_seqs}
     curves = []
 
-    pinv = attention_native_pinv(X)
-
-    invert_ok = n <= d and n_seqs * n * (n - 1) >= d * d
-    if invert_ok:
-        chol = torch.cat(
-            [
-                torch.linalg.cholesky(inversion_normal_matrix(x)).expand(R, -1, -1)
-                for x, _, _ in per_seed
-            ]
-        )
-
-        Xp = token_pinv_exact(X)
-
-        NE = E @ Xp  # P̂ = (clean + σE) X⁺ = clean X⁺ + σ E X⁺: the σ-free parts once per cell
-
-    def add_invert(key, clean):
-        P0 = []
-
-        def at(sigma):
-            if not P0:
-                P0.append(clean @ Xp)
-            P_hat = P0[0] if sigma == 0 else P0[0] + sigma * NE
-            return torch.linalg.svdvals(operator_to_kernel(P_hat, X, chol, clip, log=True))
-
-        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
-
-    def add_attn(key, clean):
-        # C(σ) = Σ_b Z_b Z_bᵀ with Z = X̃⁺(clean + σE) = Z0 + σZE is quadratic in σ: the three
-        # Gram matrices are formed once (the σE part only if a σ > 0 is asked)
-        grams = {}
-
-        def at(sigma):
-            if not grams:
-                Z0 = pinv @ clean
-                grams["00"], grams["Z0"] = attention_native_gram(Z0, Z0), Z0
-            if sigma == 0:
-                return attention_native_eig(grams["00"])
-            if "EE" not in grams:
-                ZE = pinv @ E
-                grams["0E"] = attention_native_gram(grams["Z0"], ZE)
-                grams["EE"] = attention_native_gram(ZE, ZE)
-            cross = grams["0E"] + grams["0E"].transpose(-1, -2)
-            return attention_native_eig(grams["00"] + sigma * cross + sigma**2 * grams["EE"])
-
-        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
-
-    def add_twin(key, clean):
-        # no log: Â(σ) = Â(clean) + σ Â(E) (least squares is linear in Y), two solves in all
-        parts = []
-
-        def at(sigma):
-            if not parts:
-                parts.extend(
-                    inversion_kernel(X, Y, None, chol, clip, log=False, Xp=Xp) for Y in (clean, E)
-                )
-            A0, AE = parts
-            return torch.linalg.svdvals(A0 if sigma == 0 else A0 + sigma * AE)
-
-        curves.append(Curve({**base, **key}, clean, r_star, at, estimator, tol))
+    def add(key: dict, clean: torch.Tensor, spectrum_at: Callable) -> None:
+        curves.append(Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol))
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
-            MX = qk_operator(cls, XAX, n, d, beta) @ X
+            MX = qk_operator(cls, cell.XAX, n, d, beta) @ cell.X
             for vm in fcfg["value_maps"]:
-                clean = MX @ V if vm == "unknown" else MX
+                clean = MX @ cell.V if vm == "unknown" else MX
                 b = math.nan if beta is None else beta
                 key = {"class": cls, "value_map": vm, "beta": b}
-                add_attn({**key, "predictor": "P_attn"}, clean)
-                if invert_ok and cls == "L4":
+                add({**key, "predictor": "P_attn"}, clean, _attn_spectrum(cell, clean))
+                if cell.invertible and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
-                    add_invert({**key, "predictor": name}, clean)
-            if invert_ok and cls == "L4":
+                    add({**key, "predictor": name}, clean, _invert_spectrum(cell, clean, clip))
+            if cell.invertible and cls == "L4":
                 # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
-                twin = qk_logits("L4", XAX, n, d, beta)[0] @ X
+                twin = qk_logits("L4", cell.XAX, n, d, beta)[0] @ cell.X
                 key = {"class": "L4lin", "value_map": "known", "beta": beta}
-                add_twin({**key, "predictor": "P_invert_linear"}, twin)
+                add({**key, "predictor": "P_invert_linear"}, twin, _twin_spectrum(cell, twin, clip))
     return curves
 
 

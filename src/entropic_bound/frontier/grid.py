@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -100,6 +102,129 @@ def qk_operator(cls: str, XAX: torch.Tensor, n: int, d: int, beta: float | None)
     return torch.softmax(Z, -1) if softmax else Z
 
 
+@dataclass
+class _SeedBlock:
+    """What every cell of one (n, seed) shares: the inputs X, E: [1, B, n, d] and Haar V: [d, d]
+    (:func:`frontier_inputs`), P_attn's X̃⁺: [1, B, d, n], the buffer of the S noisy copies
+    ``Ys``: [S, B, n, d] (refilled per cell), and each predictor's factorisation where it
+    applies (None where not): ``ZE`` = X̃⁺E and ``G_EE`` (``p_attn_sigma: linear``); ``x``:
+    [1, B, n·d] and its normal matrix's Cholesky factor (P_static, B ≥ n·d); P_invert's normal
+    matrix's Cholesky factor and the per-sequence X⁺ of the S copies (n ≤ d, B·n(n−1) ≥ d²)."""
+
+    n: int
+    seed: int
+    X: torch.Tensor
+    E: torch.Tensor
+    V_haar: torch.Tensor
+    pinv: torch.Tensor
+    Ys: torch.Tensor
+    ZE: torch.Tensor | None = None
+    G_EE: torch.Tensor | None = None
+    x: torch.Tensor | None = None
+    chol_static: torch.Tensor | None = None
+    chol_inv: torch.Tensor | None = None
+    X_inv: torch.Tensor | None = None
+
+
+def _seed_block(fcfg: dict, base_seed: int, n: int, seed: int, linear: bool) -> _SeedBlock:
+    """The inputs of (n, seed) and every factorisation its cells share, formed once."""
+    d, B, S = fcfg["d"], fcfg["n_seqs"], len(fcfg["sigma"])
+    X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
+    Ys = torch.empty(S, B, n, d, dtype=torch.float64)  # the noisy copies, refilled per cell
+    block = _SeedBlock(n, seed, X, E, V_haar, attention_native_pinv(X), Ys)
+    if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
+        block.ZE = block.pinv @ E
+        block.G_EE = attention_native_gram(block.ZE, block.ZE)
+    if B >= n * d:  # P_static
+        block.x = X.reshape(1, B, n * d)
+        block.chol_static = torch.linalg.cholesky(block.x.transpose(1, 2) @ block.x)
+    if n <= d and B * n * (n - 1) >= d * d:  # P_invert (the X⁺ of the S noisy copies)
+        block.chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
+        block.X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
+    return block
+
+
+@dataclass
+class _Cell:
+    """One frontier cell of a :class:`_SeedBlock` at every σ: its coordinates and its clean
+    output ``clean = act(c·XAXᵀ) X V``: [1, B, n, d]."""
+
+    cls: str
+    beta: float | None
+    value_map: str
+    r_star: int
+    clean: torch.Tensor
+
+    def keys(self, fcfg: dict, block: _SeedBlock) -> list[dict]:
+        """The table keys of the cell, one per σ (the predictor is added per spectrum)."""
+        return [
+            {
+                "class": self.cls,
+                "value_map": self.value_map,
+                "n": block.n,
+                "d": fcfg["d"],
+                "sigma": s,
+                "beta": self.beta if self.beta is not None else np.nan,
+                "r_star": self.r_star,
+                "seed": block.seed,
+            }
+            for s in fcfg["sigma"]
+        ]
+
+
+def _frontier_cells(fcfg: dict, base_seed: int, block: _SeedBlock, r_star: int) -> Iterator[_Cell]:
+    """The cells of (n, seed, r*): every class, β (L4 only) and value map, sharing one XAXᵀ."""
+    d = fcfg["d"]
+    A = frontier_kernel(fcfg, base_seed, r_star, block.seed)
+    XAX = block.X @ A @ block.X.transpose(-1, -2)
+    for cls in fcfg["classes"]:
+        for beta in fcfg["beta"] if cls == "L4" else [None]:
+            MX = qk_operator(cls, XAX, block.n, d, beta) @ block.X
+            for value_map in fcfg["value_maps"]:
+                V = block.V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
+                yield _Cell(cls, beta, value_map, r_star, MX @ V)
+
+
+def _attn_spectra(block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor) -> torch.Tensor:
+    """P_attn at every σ: [S, d], from the shared Gram matrices (linear) or the noisy copies."""
+    if block.G_EE is not None:
+        Zc = block.pinv @ cell.clean
+        G_YE = attention_native_gram(Zc, block.ZE)
+        C = attention_native_gram(Zc, Zc) + sigmas * (G_YE + G_YE.transpose(-1, -2))
+        return attention_native_eig(C + sigmas**2 * block.G_EE)
+    S = block.Ys.shape[0]
+    return attention_native_spectrum(block.pinv.expand(S, -1, -1, -1), block.Ys)
+
+
+def _static_spectra(block: _SeedBlock, cell: _Cell, clip: float) -> torch.Tensor:
+    """P_static at every σ: [S, n], least squares on the noisy copies."""
+    S, B, n, d = block.Ys.shape
+    y = block.Ys.reshape(S, B, n * d)
+    K = torch.cholesky_solve(block.x.transpose(1, 2) @ y, block.chol_static).transpose(1, 2)
+    M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
+    return log_inversion_spectrum(M_hat, clip) if cell.cls == "L4" else torch.linalg.svdvals(M_hat)
+
+
+def _cell_spectra(
+    fcfg: dict, block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor, clip: float
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """(predictor, spectra [S, k]) of every predictor that applies to ``cell``, in table order."""
+    inverted = block.chol_inv is not None and cell.cls == "L4" and cell.value_map == "known"
+    if block.G_EE is None or block.x is not None or inverted:
+        for i, s in enumerate(fcfg["sigma"]):  # Ys[i] = clean + s·E, in place
+            torch.mul(block.E, s, out=block.Ys[i : i + 1]).add_(cell.clean)
+    yield "P_attn", _attn_spectra(block, cell, sigmas)
+    if block.x is not None:
+        yield "P_static", _static_spectra(block, cell, clip)
+    if inverted:
+        S = block.Ys.shape[0]
+        X = block.X.expand(S, -1, -1, -1)
+        yield (
+            "P_invert",
+            inversion_spectrum(X, block.Ys, None, block.chol_inv, clip, Xp=block.X_inv),
+        )
+
+
 def frontier_grid(
     fcfg: dict,
     base_seed: int = 0,
@@ -110,94 +235,20 @@ def frontier_grid(
 ) -> pd.DataFrame:
     """Long table of r_hat for every cell × applicable predictor × estimator; ``progress(done,
     total)`` after each (n, seed, r*) block (see progress.py)."""
-    d, B = fcfg["d"], fcfg["n_seqs"]
     linear = fcfg.get("p_attn_sigma", "formed") == "linear"
     sigmas = torch.tensor(fcfg["sigma"], dtype=torch.float64)[:, None, None]
     total = len(fcfg["n"]) * len(fcfg["seeds"]) * len(fcfg["r_star"])
     done = 0
     rows: list[dict] = []
     spectra: list[np.ndarray] = []
-
-    def emit(keys: list[dict], spec: torch.Tensor) -> None:
-        rows.extend(keys)
-        spectra.append(spec.numpy())
-
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
-        X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
-        pinv = attention_native_pinv(X)
-        if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
-            ZE = pinv @ E
-            G_EE = attention_native_gram(ZE, ZE)
-        static_ok = B >= n * d
-        if static_ok:
-            x = X.reshape(1, B, n * d)
-            chol_static = torch.linalg.cholesky(x.transpose(1, 2) @ x)
-        S = len(fcfg["sigma"])
-        invert_ok = n <= d and B * n * (n - 1) >= d * d
-        if invert_ok:  # P_invert's normal matrix and per-sequence X⁺ (for the S noisy copies)
-            chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
-            X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
-        Ys = torch.empty(S, B, n, d, dtype=torch.float64)  # the noisy copies, refilled per cell
+        block = _seed_block(fcfg, base_seed, n, seed, linear)
         for r_star in fcfg["r_star"]:
-            A = frontier_kernel(fcfg, base_seed, r_star, seed)
-            XAX = X @ A @ X.transpose(-1, -2)
-            for cls in fcfg["classes"]:
-                betas = fcfg["beta"] if cls == "L4" else [None]
-                for beta in betas:
-                    M = qk_operator(cls, XAX, n, d, beta)
-                    MX = M @ X
-                    for value_map in fcfg["value_maps"]:
-                        V = V_haar if value_map == "unknown" else torch.eye(d, dtype=torch.float64)
-                        clean = MX @ V
-                        inverted = invert_ok and cls == "L4" and value_map == "known"
-                        for i, s in enumerate(fcfg["sigma"]):  # Ys[i] = clean + s·E, in place
-                            if not linear or static_ok or inverted:
-                                torch.mul(E, s, out=Ys[i : i + 1]).add_(clean)
-                        key = [
-                            {
-                                "class": cls,
-                                "value_map": value_map,
-                                "n": n,
-                                "d": d,
-                                "sigma": s,
-                                "beta": beta if beta is not None else np.nan,
-                                "r_star": r_star,
-                                "seed": seed,
-                            }
-                            for s in fcfg["sigma"]
-                        ]
-                        if linear:
-                            Zc = pinv @ clean
-                            G_YE = attention_native_gram(Zc, ZE)
-                            C = attention_native_gram(Zc, Zc) + sigmas * (
-                                G_YE + G_YE.transpose(-1, -2)
-                            )
-                            spec = attention_native_eig(C + sigmas**2 * G_EE)
-                        else:
-                            spec = attention_native_spectrum(pinv.expand(S, -1, -1, -1), Ys)
-                        emit([{**k, "predictor": "P_attn"} for k in key], spec)
-                        if static_ok:
-                            y = Ys.reshape(S, B, n * d)
-                            K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
-                                1, 2
-                            )
-                            M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
-                            spec = (
-                                log_inversion_spectrum(M_hat, clip)
-                                if cls == "L4"
-                                else torch.linalg.svdvals(M_hat)
-                            )
-                            emit([{**k, "predictor": "P_static"} for k in key], spec)
-                        if inverted:
-                            spec = inversion_spectrum(
-                                X.expand(S, -1, -1, -1),
-                                Ys,
-                                None,
-                                chol_inv,
-                                clip,
-                                Xp=X_inv,
-                            )
-                            emit([{**k, "predictor": "P_invert"} for k in key], spec)
+            for cell in _frontier_cells(fcfg, base_seed, block, r_star):
+                keys = cell.keys(fcfg, block)
+                for predictor, spec in _cell_spectra(fcfg, block, cell, sigmas, clip):
+                    rows.extend({**k, "predictor": predictor} for k in keys)
+                    spectra.append(spec.numpy())
             done += 1
             report(progress, done, total)
     # spectra differ in length (n for P_static, d otherwise): estimates_long pads them

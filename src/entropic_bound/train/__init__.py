@@ -8,7 +8,7 @@ _EXPORTS = {
     "pick_device": "engine",
     "BACKENDS": "engine",
     "pick_backend": "engine",
-    "tail_energy": "engine",
+    "tail_energy": "tables",
     "Active": "engine",
     "initial_state": "engine",
     "Record": "engine",

@@ -8,7 +8,8 @@ pieces, one module each:
 * backends.py: the parameters as flat rows, one gradient function per backend (``fused``: the
   C kernel of fused.py, CPU; ``torch``: autograd, any device) and the one Adam;
 * schedule.py: when a student retires (converged, plateau after its learning-rate drops, or
-  out of steps); retired students leave the batch, so a finished student stops costing compute.
+  out of steps); retired students leave the batch, so a finished student stops costing compute;
+* tables.py: the tables a run returns (metrics per student, learned spectra and loss by step).
 
 The loss is the sum of per-student MSEs, so every student's gradient is its own. Everything
 random is drawn per (task, student seed) stream, so a student's trajectory does not depend on
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -34,12 +35,12 @@ from entropic_bound.train.backends import (
     Problem,
     Shapes,
     adam_step,
-    evaluate_fused,
-    evaluate_torch,
     factored_ranks,
 )
 from entropic_bound.train.layout import StudentLayout
 from entropic_bound.train.schedule import RetirementSchedule
+from entropic_bound.train.tables import final_metrics, long_rows
+from entropic_bound.train.tables import tail_energy as tail_energy  # search.py imports it here
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,6 @@ def pick_backend(name: str, dev: torch.device) -> str:
         file=sys.stderr,
     )
     return "torch"
-
-
-def tail_energy(spectrum: np.ndarray, rank: int) -> float:
-    """Eckart–Young population optimum of the surrogate: R*(r) = Σ_{k>r} s_k² / Σ s_k²."""
-    e = np.asarray(spectrum, dtype=np.float64) ** 2
-    return float(e[rank:].sum() / e.sum())
 
 
 @dataclass
@@ -280,52 +275,103 @@ def train_students(
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
+    products = _products_of(backend, products)
+    run = _Training.start(tasks, student_class, ranks, seeds, rows, dev, optim, products, backend)
+    run.init([m for _, m in tasks], init_scale, base_seed, epsilon, checkpoints)
+    for step in range(optim.max_steps):
+        run.step(step)
+        last = step + 1 >= optim.max_steps
+        if (step + 1) % optim.eval_every and not last:
+            continue
+        run.evaluate(step + 1, last)
+        if progress is not None:
+            S = len(run.layout)
+            progress(step + 1, optim.max_steps, S - run.act.ids.numel(), S)
+        if run.act.ids.numel() == 0:
+            break
+    rec = run.rec
+    metrics = final_metrics(tasks, run.layout, run.prob, rec, static_student, dev, backend)
+    return {
+        "metrics": metrics,
+        "dynamics": long_rows(rec.dynamics, metrics, "spectrum"),
+        "loss": long_rows(rec.loss, metrics, "train_loss"),
+    }
+
+
+def _products_of(backend: str, products: str) -> str:
+    """``train.products`` as the backend can run it: the torch backend forms A = Q Kᵀ."""
     if backend == "torch" and products == "factored":  # device auto found CUDA, or no kernel
         _note_once(
             "train.products: factored is the fused CPU kernel's; the torch backend forms "
             "A = Q Kᵀ (the same students, to float32 rounding)"
         )
-        products = "dense"
-    layout, prob, train_power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
-    metas, S, N = [m for _, m in tasks], len(layout), prob.X.shape[0] // len(tasks)
-    W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
-    task_of, stream_of = (torch.as_tensor(a, device=dev) for a in (layout.task, layout.stream))
-    act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
-    sched = RetirementSchedule(S, optim, epsilon, dev)
-    rec = Record(W, prob.shapes, optim, checkpoints)
-    gradient = GRADIENTS[backend]
-    for step in range(optim.max_steps):
+        return "dense"
+    return products
+
+
+@dataclass
+class _Training:
+    """One batched training run: the job (:func:`_job`: layout, problem, each task's training
+    power), which task and stream each student row is, and, once :meth:`init` has drawn them,
+    the minibatch indices ``batch_idx``: [streams, max_steps, batch], the students still
+    training (:class:`Active`), their retirement schedule and what they leave (:class:`Record`)."""
+
+    layout: StudentLayout
+    prob: Problem
+    train_power: torch.Tensor  # [T]: mean Y_train² per task (training R = loss / power)
+    optim: Optim
+    backend: str
+    task_of: torch.Tensor  # [S]
+    stream_of: torch.Tensor  # [S]
+    N: int  # training sequences per task
+    batch_idx: torch.Tensor = field(init=False)
+    act: Active = field(init=False)
+    sched: RetirementSchedule = field(init=False)
+    rec: Record = field(init=False)
+
+    @classmethod
+    def start(cls, tasks, student_class, ranks, seeds, rows, dev, optim, products, backend):
+        layout, prob, power = _job(tasks, student_class, ranks, seeds, rows, dev, optim, products)
+        task_of, stream_of = (torch.as_tensor(a, device=dev) for a in (layout.task, layout.stream))
+        N = prob.X.shape[0] // len(tasks)
+        return cls(layout, prob, power, optim, backend, task_of, stream_of, N)
+
+    def init(self, metas, init_scale: float, base_seed: int, epsilon: float, checkpoints: int):
+        """Draw the initial parameters and minibatches; every student starts active."""
+        S, sh, optim, dev = len(self.layout), self.prob.shapes, self.optim, self.task_of.device
+        W, self.batch_idx = initial_state(
+            metas, self.layout, sh, optim, self.N, init_scale, base_seed, dev
+        )
+        self.act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
+        self.sched = RetirementSchedule(S, optim, epsilon, dev)
+        self.rec = Record(W, sh, optim, checkpoints)
+
+    def step(self, step: int) -> None:
+        """One gradient step (counted from 0) of every active student on its own minibatch."""
+        act, rec = self.act, self.rec
         if step in rec.checkpoints:
             rec.spectra(step, act.ids, act.W)
-        task = task_of[act.ids]
-        rows_now = (task * N)[:, None] + batch_idx[stream_of[act.ids], step]  # [S_a, B]
-        loss = gradient(prob, act.W, act.G, rows_now, task, act.ids)
-        _check_finite(loss, act.ids, layout, step)
+        task = self.task_of[act.ids]
+        rows_now = (task * self.N)[:, None] + self.batch_idx[self.stream_of[act.ids], step]
+        loss = GRADIENTS[self.backend](self.prob, act.W, act.G, rows_now, task, act.ids)
+        _check_finite(loss, act.ids, self.layout, step)
         rec.window[act.ids] += loss
-        adam_step(backend, act.W, act.G, act.m1, act.m2, sched.lr[act.ids], step)
-        last = step + 1 >= optim.max_steps
-        if (step + 1) % optim.eval_every and not last:
-            continue
-        # ---- evaluation: retire converged / plateaued students, compact the batch ----
+        adam_step(self.backend, act.W, act.G, act.m1, act.m2, self.sched.lr[act.ids], step)
+
+    def evaluate(self, steps: int, last: bool) -> None:
+        """After ``steps`` steps: record the windowed loss, retire the converged or plateaued
+        students and compact the batch."""
+        act, rec = self.act, self.rec
+        task = self.task_of[act.ids]
         with torch.no_grad():
-            w = rec.window[act.ids] / optim.eval_every
+            w = rec.window[act.ids] / self.optim.eval_every
             rec.window.zero_()
-            rec.loss.append((act.ids.cpu().numpy(), step + 1, w.cpu().numpy()))
-            done, conv = sched.update(act.ids, w, w / train_power[task], last)
+            rec.loss.append((act.ids.cpu().numpy(), steps, w.cpu().numpy()))
+            done, conv = self.sched.update(act.ids, w, w / self.train_power[task], last)
             rec.converged[act.ids] = conv
             if bool(done.any()):
-                rec.retire(step + 1, act.ids[done], act.W[done])
+                rec.retire(steps, act.ids[done], act.W[done])
                 act.keep(~done)
-        if progress is not None:
-            progress(step + 1, optim.max_steps, S - act.ids.numel(), S)
-        if act.ids.numel() == 0:
-            break
-    metrics = _final_metrics(tasks, layout, prob, rec, static_student, dev, backend)
-    return {
-        "metrics": metrics,
-        "dynamics": _long_rows(rec.dynamics, metrics, "spectrum"),
-        "loss": _long_rows(rec.loss, metrics, "train_loss"),
-    }
 
 
 def _check_finite(loss, ids, layout: StudentLayout, step) -> None:
@@ -336,80 +382,3 @@ def _check_finite(loss, ids, layout: StudentLayout, step) -> None:
         f"training of {layout.student_class} diverged (non-finite loss) on "
         f"{layout.describe(row)} at step {step + 1}; lower train.classes.<class>.lr"
     )
-
-
-def _final_metrics(
-    tasks, layout: StudentLayout, prob: Problem, rec: Record, static_student, dev, backend
-) -> pd.DataFrame:
-    """One row per student: train/test MSE over the whole splits, R, the learned spectrum.
-
-    Teacher quantities (r*, the tail energy R*(r)) are copied from a task's meta when it has
-    them; a rank search trains on tasks stripped of them (search.py), and they come back NaN.
-    """
-    Qf, Kf, V = prob.shapes.unpack(rec.final)
-    A, beta, P = Qf @ Kf.transpose(-1, -2), prob.beta, prob.P
-    f32 = dict(dtype=torch.float32, device=dev)
-    task_of = torch.as_tensor(layout.task, device=dev)
-    with torch.no_grad():
-        spectra = torch.linalg.svdvals(A.double()).cpu().numpy()
-        rows = []
-        for t, (arrays, meta) in enumerate(tasks):
-            sel = (task_of == t).nonzero().flatten()
-            if not len(sel):
-                continue
-            mse = {}
-            for split in ("train", "test"):
-                X = torch.as_tensor(arrays[f"X_{split}"]).to(**f32)
-                Y = torch.as_tensor(arrays[f"Y_{split}"]).to(**f32)
-                if backend == "fused":
-                    fr = None if prob.factored is None else (prob.factored[sel], Qf[sel], Kf[sel])
-                    mse[split] = evaluate_fused(
-                        layout.student_class, X, Y, A[sel], V[sel], beta, P[t], fr
-                    ).numpy()
-                    continue
-                Xs = X.expand(len(sel), *X.shape)
-                Ys = Y.expand(len(sel), *Y.shape)
-                mse[split] = (
-                    evaluate_torch(layout.student_class, Xs, Ys, A[sel], V[sel], beta, P[t])
-                    .cpu()
-                    .numpy()
-                )
-            teacher = meta.get("kernel_singular_values")
-            for j, s in enumerate(sel.cpu().numpy()):
-                rank = int(layout.rank[s])
-                rows.append(
-                    {
-                        "task_id": meta["task_id"],
-                        "rung": meta["class"],
-                        "r_star": meta.get("r_star", np.nan),
-                        "task_seed": meta["seed"],
-                        "student_class": layout.student_class,
-                        "static_student": static_student,
-                        "rank": rank,
-                        "seed": layout.seed(s),
-                        "train_mse": float(mse["train"][j]),
-                        "test_mse": float(mse["test"][j]),
-                        "R": float(
-                            (mse["test"][j] - meta["sigma"] ** 2) / meta["test_clean_power"]
-                        ),
-                        "R_theory": np.nan if teacher is None else tail_energy(teacher, rank),
-                        "steps": int(rec.steps[s]),
-                        "converged": bool(rec.converged[s]),
-                        "spectrum": spectra[s].tolist(),
-                        "backend": backend,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def _long_rows(rows, metrics: pd.DataFrame, value: str) -> pd.DataFrame:
-    keys = metrics[["task_id", "rung", "r_star", "student_class", "static_student", "rank", "seed"]]
-    out = []
-    for ids, step, vals in rows:
-        part = keys.iloc[ids].reset_index(drop=True).assign(step=step)
-        part[value] = list(vals) if vals.ndim > 1 else vals
-        out.append(part)
-    df = pd.concat(out, ignore_index=True)
-    if value == "spectrum":
-        df[value] = df[value].map(lambda a: np.asarray(a, dtype=np.float64).tolist())
-    return df.sort_values(["task_id", "rank", "seed", "step"], kind="stable").reset_index(drop=True)

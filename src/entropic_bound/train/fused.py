@@ -183,6 +183,38 @@ def fused_step(
     (columns ≥ rank zero) with their ``dA`` zero; needs A (the other students' terms).
     """
     lib = library()
+    S, B, n, d = _check_shapes(X, Y, rows, A, bias, V)
+    frank, Qa, Ka = _check_factors(factors, A, S, d)
+    f32 = [
+        t.detach().contiguous().float() if t is not None else None
+        for t in (X, Y, A, bias, V, Qa, Ka)
+    ]
+    X, Y, A, bias, V, Qa, Ka = f32
+    rows = rows.contiguous().to(torch.int64)
+    if rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= X.shape[0]):
+        raise ValueError("fused_step: row index out of range")
+    out = _outputs(S, A, bias, V, Qa, Ka, backward, with_factors=factors is not None and backward)
+    failed = lib.fused_step(
+        S,
+        B,
+        n,
+        d,
+        *(_ptr(t) for t in (X, Y, rows, A, bias, V)),
+        int(softmax),
+        int(backward),
+        2.0 / (B * n * d),
+        *(_ptr(t) for t in (out.loss, out.dA, out.dbias, out.dV, frank)),
+        Qa.shape[-1] if Qa is not None else 0,
+        *(_ptr(t) for t in (Qa, Ka, out.dQa, out.dKa)),
+        int(threads or torch.get_num_threads()),
+    )
+    if failed:
+        raise MemoryError("fused_step: could not allocate its scratch memory")
+    return out
+
+
+def _check_shapes(X, Y, rows, A, bias, V) -> tuple[int, int, int, int]:
+    """(S, B, n, d) of :func:`fused_step`'s arguments; ValueError where they disagree."""
     if rows.ndim != 2 or X.ndim != 3 or Y.shape != X.shape:
         raise ValueError(
             f"fused_step: rows must be [S, B] and X, Y equal [R, n, d]; got "
@@ -195,56 +227,29 @@ def fused_step(
     for name, t, shape in (("A", A, (S, d, d)), ("bias", bias, (S, n, n)), ("V", V, (S, d, d))):
         if t is not None and tuple(t.shape) != shape:
             raise ValueError(f"fused_step: {name} must have shape {shape}, got {tuple(t.shape)}")
-    frank, Qa, Ka = factors if factors is not None else (None, None, None)
-    if factors is not None:
-        c = Qa.shape[-1]
-        if A is None or frank.shape != (S,) or Ka.shape != Qa.shape:
-            raise ValueError("fused_step: factors need A, rank [S] and Qa, Ka alike")
-        if tuple(Qa.shape) != (S, d, c) or bool(((frank < 0) | (frank > c)).any()):
-            raise ValueError(f"fused_step: Qa must be [{S}, {d}, c] and ranks in 0..c")
-        frank = frank.contiguous().to(torch.int32)
-    f32 = [
-        t.detach().contiguous().float() if t is not None else None
-        for t in (X, Y, A, bias, V, Qa, Ka)
-    ]
-    X, Y, A, bias, V, Qa, Ka = f32
-    rows = rows.contiguous().to(torch.int64)
-    if rows.numel() and (int(rows.min()) < 0 or int(rows.max()) >= X.shape[0]):
-        raise ValueError("fused_step: row index out of range")
+    return S, B, n, d
+
+
+def _check_factors(factors, A, S: int, d: int) -> tuple:
+    """(rank as int32 [S], Qa, Ka) of ``factors``, checked, or three None without them."""
+    if factors is None:
+        return None, None, None
+    frank, Qa, Ka = factors
+    c = Qa.shape[-1]
+    if A is None or frank.shape != (S,) or Ka.shape != Qa.shape:
+        raise ValueError("fused_step: factors need A, rank [S] and Qa, Ka alike")
+    if tuple(Qa.shape) != (S, d, c) or bool(((frank < 0) | (frank > c)).any()):
+        raise ValueError(f"fused_step: Qa must be [{S}, {d}, c] and ranks in 0..c")
+    return frank.contiguous().to(torch.int32), Qa, Ka
+
+
+def _outputs(S: int, A, bias, V, Qa, Ka, backward: bool, with_factors: bool) -> Step:
+    """The kernel's output buffers: the loss [S] (float64), and the gradients asked for."""
     loss = torch.empty(S, dtype=torch.float64)
     dA = torch.empty_like(A) if A is not None and backward else None
     dbias = torch.empty_like(bias) if bias is not None and backward else None
     dV = torch.empty_like(V) if backward else None
-    with_factors = factors is not None and backward
     dQa, dKa = (torch.empty_like(Qa), torch.empty_like(Ka)) if with_factors else (None, None)
-    failed = lib.fused_step(
-        S,
-        B,
-        n,
-        d,
-        _ptr(X),
-        _ptr(Y),
-        _ptr(rows),
-        _ptr(A),
-        _ptr(bias),
-        _ptr(V),
-        int(softmax),
-        int(backward),
-        2.0 / (B * n * d),
-        _ptr(loss),
-        _ptr(dA),
-        _ptr(dbias),
-        _ptr(dV),
-        _ptr(frank),
-        Qa.shape[-1] if Qa is not None else 0,
-        _ptr(Qa),
-        _ptr(Ka),
-        _ptr(dQa),
-        _ptr(dKa),
-        int(threads or torch.get_num_threads()),
-    )
-    if failed:
-        raise MemoryError("fused_step: could not allocate its scratch memory")
     return Step(loss, dA, dbias, dV, dQa, dKa)
 
 
