@@ -16,6 +16,7 @@ any job, and before anything is written under ``results/``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -86,7 +87,7 @@ def _fill_defaults(cfg, sub: dict) -> None:
         return
     for key, prop in sub.get("properties", {}).items():
         if key not in cfg and "default" in prop:
-            cfg[key] = prop["default"]
+            cfg[key] = copy.deepcopy(prop["default"])  # never the cached schema's own object
         if key in cfg:
             _fill_defaults(cfg[key], prop)
 
@@ -231,6 +232,14 @@ def check_claims_relations(claims: dict) -> None:
         (f"C8.estimators[{i}]", e) for i, e in enumerate(claims["C8"]["estimators"])
     ]:
         _check_estimator(name, key)
+    v2 = claims["v2"]
+    for claim, key in (("C5", "rungs"), ("C6", "static_rungs"), ("C6", "attention_rungs"), ("C7", "rungs")):
+        for i, rung in enumerate(v2[claim][key]):
+            _check_rung(rung, f"v2.{claim}.{key}[{i}]")
+    for key, name in [("v2.estimator", v2["estimator"]), ("v2.C9.estimator", v2["C9"]["estimator"])] + [
+        (f"v2.C8.estimators[{i}]", e) for i, e in enumerate(v2["C8"]["estimators"])
+    ]:
+        _check_estimator(name, key)
 
 
 def _check_estimator(name: str, key: str) -> None:
@@ -309,12 +318,34 @@ def check_claims_estimators(cfg: dict, claims: dict) -> None:
     from entropic_bound.core.estimators import estimator_names
 
     computed = estimator_names(cfg["predict"]["taus"])
-    if claims["estimator"] not in computed:
-        raise ConfigError(
-            f"claims key 'estimator' and config key 'predict.taus': {claims['estimator']!r} "
-            f"is not an estimator this run computes ({', '.join(computed)}); name one of "
-            "them, or add its τ to predict.taus"
-        )
+    v2 = claims["v2"]
+    for key, name in (
+        ("estimator", claims["estimator"]),
+        ("v2.estimator", v2["estimator"]),
+        ("v2.C9.estimator", v2["C9"]["estimator"]),
+        *((f"v2.C8.estimators[{i}]", e) for i, e in enumerate(v2["C8"]["estimators"])),
+    ):
+        if name not in computed:
+            raise ConfigError(
+                f"claims key {key!r} and config key 'predict.taus': {name!r} is not an "
+                f"estimator this run computes ({', '.join(computed)}); name one of them, or "
+                "add its τ to predict.taus"
+            )
+    # training retires students and searches knees at ε_task ≤ train.epsilon, which must not
+    # ask less than the claims' ε (a student retired above ε could never meet the claims)
+    for key, eps in (("epsilon", claims["epsilon"]), ("v2.epsilon", v2["epsilon"])):
+        if cfg["train"]["epsilon"] > eps:
+            raise ConfigError(
+                f"config key 'train.epsilon' ({cfg['train']['epsilon']:g}) is above claims key "
+                f"{key!r} ({eps:g}): students would retire before reaching the claims' target; "
+                "set train.epsilon ≤ it"
+            )
+    for i, rung in enumerate(v2["C7"]["rungs"]):  # C7 v2 tests the deficiency of these rungs
+        if rung not in cfg["bounds"]["deficiency_rungs"]:
+            raise ConfigError(
+                f"claims key 'v2.C7.rungs[{i}]' ({rung}) is not in config key "
+                "'bounds.deficiency_rungs': its class bounds below r* would not be computed; add it"
+            )
 
 
 def scale_study_asked(argv: list[str], cfg: dict) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,7 +258,7 @@ def train_students(
     optim: Optim,
     *,
     init_scale: float = 1e-2,
-    epsilon: float = 1e-3,
+    epsilon: float | Sequence[float] = 1e-3,
     checkpoints: int = 20,
     base_seed: int = 0,
     static_student: bool = False,
@@ -275,6 +276,7 @@ def train_students(
     given, is called at every evaluation as ``progress(step, max_steps, retired, students)``.
     Returns DataFrames ``metrics`` (one row per student), ``dynamics`` (learned spectra at
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
+    ``epsilon``: the retirement target, one float or one per task (ε_task, docs/method.md §5b).
     ``products``: how the fused kernel forms a low-rank student's bilinear term
     (:func:`backends.factored_ranks`).
     """
@@ -291,7 +293,7 @@ def train_students(
     W, batch_idx = initial_state(metas, layout, prob.shapes, optim, N, init_scale, base_seed, dev)
     task_of, stream_of = (torch.as_tensor(a, device=dev) for a in (layout.task, layout.stream))
     act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
-    sched = RetirementSchedule(S, optim, epsilon, dev)
+    sched = RetirementSchedule(S, optim, _per_student(epsilon, layout), dev)
     rec = Record(W, prob.shapes, optim, checkpoints)
     gradient = GRADIENTS[backend]
     for step in range(optim.max_steps):
@@ -326,6 +328,13 @@ def train_students(
         "dynamics": _long_rows(rec.dynamics, metrics, "spectrum"),
         "loss": _long_rows(rec.loss, metrics, "train_loss"),
     }
+
+
+def _per_student(epsilon, layout):
+    """ε of every student: a float for all, or one per task (ε_task) read by the student's task."""
+    if np.ndim(epsilon) == 0:
+        return float(epsilon)
+    return np.asarray(epsilon, dtype=np.float64)[layout.task]
 
 
 def _check_finite(loss, ids, layout: StudentLayout, step) -> None:
