@@ -47,15 +47,18 @@ def task_grid(run: dict | None) -> tuple[list[int], float] | None:
 
 
 def with_bounds(curves: pd.DataFrame, bounds: pd.DataFrame, rounding: float) -> pd.DataFrame:
-    """Own-class median-R rows of the trained ranks that have a class bound, with ``bound``:
-    R*_c(r), lowered to the student's own R where the student beats it by more than
-    ``rounding`` (relative; the optimised bound is then not the optimum, docs/method.md §5b),
-    and ``beaten``."""
+    """Own-class median-R rows of the trained ranks that have a class bound, with ``bound``
+    (R*_c(r) as the bounds stage found it) and ``beaten``: the student's R is below it by more
+    than ``rounding`` (relative), so the optimised bound is not the optimum there.
+
+    A beaten bound is reported, not lowered to the student's R: lowered, every deficiency test
+    R ≥ ½·R*_c(r) would pass by construction, and training has already read the table (its
+    ε_task) as it stands (docs/method.md §5b)."""
     own = own_class_curves(curves)
     b = bounds[["task_id", "rank", "R_bound"]]
     out = own.merge(b, on=["task_id", "rank"], how="inner")
     beaten = out["R"] < (1 - rounding) * out["R_bound"]
-    return out.assign(bound=np.where(beaten, out["R"], out["R_bound"]), beaten=beaten)
+    return out.assign(bound=out["R_bound"], beaten=beaten)
 
 
 def epsilon_task(curves: pd.DataFrame, bounds: pd.DataFrame, v2: dict) -> dict[str, float]:
@@ -76,7 +79,7 @@ def counted(
     """A rate check: the share of True in ``ok`` (NaN counts as False) ≥ ``need`` (≤ when
     ``at_most``); fewer than ``min_cases`` cases decide nothing (INSUFFICIENT)."""
     n = len(ok)
-    hits = int(ok.fillna(False).astype(bool).sum())
+    hits = int(ok.astype("boolean").fillna(False).sum())
     share = hits / n if n else float("nan")
     text = f"{what}: {hits}/{n}" + (f" = {share:.2f}" if n else "")
     head = (quantity, share, need, n)
