@@ -21,6 +21,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/tasks.smk"
+include: "workflow/rules/bounds.smk"
 include: "workflow/rules/predict.smk"
 include: "workflow/rules/frontier.smk"
 include: "workflow/rules/train.smk"

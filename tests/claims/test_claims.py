@@ -38,6 +38,11 @@ def thresholds() -> dict:
     return yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
 
 
+def _v1(table):
+    """claim -> verdict of registration v1's rows."""
+    return table[table["registration"] == "v1"].set_index("claim")["verdict"]
+
+
 @pytest.fixture(scope="module")
 def good() -> dict:
     return fabricate()
@@ -69,7 +74,7 @@ def test_absent_table_is_missing_input(cid, good, thresholds):
 
 def test_only_the_broken_claim_fails_where_claims_are_independent(thresholds):
     """Breaking C3 (L0 learned spectra) must not touch the data-only or frontier claims."""
-    table = evaluate_claims(fabricate(broken={"C3"}), thresholds).set_index("claim")["verdict"]
+    table = _v1(evaluate_claims(fabricate(broken={"C3"}), thresholds))
     assert table["C3"] == NOT_REPRODUCED
     for cid in ("C1", "C2", "C4", "C5", "C6", "C9"):
         assert table[cid] == REPRODUCED
@@ -128,19 +133,21 @@ def test_absent_rung_is_named(thresholds):
 def test_evaluate_claims_and_markdown(good, thresholds, tmp_path):
     table = evaluate_claims(good, thresholds)
     assert list(table.columns) == COLUMNS
-    assert list(table["claim"]) == IDS
+    assert list(table["claim"]) == IDS + IDS  # v1's C1..C9, then v2's
+    assert list(table["registration"]) == ["v1"] * 9 + ["v2"] * 9
     md = claims_markdown(table, {"run_name": "fab", "config_hash": "abc", "git_commit": "x"})
     for cid in IDS:
-        assert f"## {cid}: reproduced" in md
-    assert "9 reproduced, 0 not reproduced, 0 missing input" in md
-    assert claims_text(table).splitlines()[0].startswith("claim")
+        assert f"### v1 {cid}: reproduced" in md
+    assert "9 reproduced, 0 not reproduced" in md
+    assert "| claim | v1 | v2 |" in md  # the two registrations side by side
+    assert claims_text(table).splitlines()[0].startswith("reg")
 
 
 def test_load_tables_maps_absent_files_to_none(tmp_path, good, thresholds):
     write_tables({k: good[k] for k in ("data_only_predictions", "frontier")}, tmp_path)
     tables = load_tables(tmp_path)
     assert tables["train_metrics"] is None and tables["frontier"] is not None
-    table = evaluate_claims(tables, thresholds).set_index("claim")["verdict"]
+    table = _v1(evaluate_claims(tables, thresholds))
     assert table["C4"] == REPRODUCED and table["C9"] == REPRODUCED
     assert table["C1"] == MISSING and table["C5"] == MISSING
 

@@ -167,11 +167,14 @@ def test_every_schema_integer_refuses_a_float():
         for p in path[:-1]:
             if isinstance(p, int) and not node:
                 node.append(8)
-            node = node[p]
+            node = (
+                node.setdefault(p, {}) if isinstance(node, dict) else node[p]
+            )  # optional sections
         last = path[-1]
         if isinstance(last, int) and not node:
             node.append(8)
-        node[last] = float(node[last]) if isinstance(node[last], int) else 8.0
+        current = node.get(last, 8) if isinstance(node, dict) else node[last]
+        node[last] = float(current) if isinstance(current, int) else 8.0
         with pytest.raises(ConfigError, match="not of type 'integer'"):
             validate(cfg)
 
@@ -459,7 +462,7 @@ def test_claims_estimator_must_be_computed_by_the_run(tmp_path):
     with pytest.raises(ConfigError, match=match):
         check_workflow_config(_quick(), [quick], bad)
     cfg = _quick()
-    cfg["predict"]["taus"] = [0.5, 0.99]
+    cfg["predict"]["taus"] = [0.5, 0.9, 0.95, 0.99, 0.999]
     assert check_workflow_config(cfg, [quick], bad)["estimator"] == "energy_0.5"
 
 
@@ -531,7 +534,7 @@ def test_workflow_check_rereads_every_config_file(tmp_path):
 def test_shipped_scale_lists_pass():
     for name in ("scales.yaml", "scales_cpu.yaml"):
         scales = load_scale_list(REPO / "config" / "scale" / name, resolve=lambda p: REPO / p)
-        assert [s["d"] for s in scales] == [8, 16, 32, 64][: len(scales)]
+        assert [s["d"] for s in scales] == [8, 16, 32, 48, 64][: len(scales)]
         assert len({s["run_name"] for s in scales}) == len(scales)
 
 
@@ -698,3 +701,47 @@ def test_snakemake_cli_exits_2_with_one_line(tmp_path):
     assert all(line.startswith("Config file ") for line in lines if line not in ours), lines
     assert "Traceback" not in r.stderr + r.stdout
     assert _snapshot() == before
+
+
+# ---------------------------------------------------------------- registration v2's cross-keys
+
+
+@pytest.mark.parametrize(
+    "edit,match",
+    [
+        (lambda c, k: k["v2"].update(estimator="energy_0.9999"), r"'v2\.estimator'"),
+        (lambda c, k: k["v2"]["C9"].update(estimator="energy_0.5"), r"'v2\.C9\.estimator'"),
+        (
+            lambda c, k: k["v2"]["C8"]["estimators"].append("energy_0.8"),
+            r"'v2\.C8\.estimators\[8\]'",
+        ),
+        (lambda c, k: c["train"].update(epsilon=2e-3), r"'train\.epsilon' \(0\.002\) is above"),
+        (
+            lambda c, k: c["bounds"].update(deficiency_rungs=["L0", "L3"]),
+            r"'v2\.C7\.rungs\[1\]' \(L4\)",
+        ),
+    ],
+    ids=["v2_estimator", "c9_estimator", "c8_list", "train_epsilon", "deficiency_rungs"],
+)
+def test_registration_v2_cross_keys(tmp_path, edit, match):
+    """Each v2 setting the run must honour is checked before any job, naming both keys."""
+    from entropic_bound.config.claims import check_claims_estimators
+
+    cfg = _quick()
+    validate(cfg, "config")
+    claims = validate(yaml.safe_load((REPO / "config" / "claims.yaml").read_text()), "claims")
+    check_claims_estimators(cfg, claims)  # as shipped: fine
+    edit(cfg, claims)
+    with pytest.raises(ConfigError, match=match):
+        check_claims_estimators(cfg, claims)
+
+
+def test_registration_v2_is_required_and_checked():
+    claims = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    bad = copy.deepcopy(claims)
+    bad["v2"]["C6"]["static_rungs"] = ["L0", "L9"]
+    with pytest.raises(ConfigError, match=r"v2\.C6\.static_rungs\[1\]"):
+        validate(bad, "claims")
+    del claims["v2"]
+    with pytest.raises(ConfigError, match="v2"):
+        validate(claims, "claims")

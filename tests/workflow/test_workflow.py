@@ -73,9 +73,17 @@ def assert_same_tables(a: Path, b: Path):
 def test_every_artifact(run_a):
     run_dir, _ = run_a
     claims = pd.read_csv(run_dir / "tables" / "claims.csv")
-    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)]
-    assert set(claims.verdict) <= {"reproduced", "not reproduced", "missing input"}
+    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 2  # v1, then v2
+    assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9
+    assert set(claims.verdict) <= {
+        "reproduced",
+        "not reproduced",
+        "missing input",
+        "insufficient data",
+        "ill-posed on this grid",
+    }
     assert set(claims.columns) >= {"claim", "statement", "measured", "threshold", "verdict"}
+    assert (run_dir / "tables" / "bounds.csv").exists()
     for i in range(1, 8):
         assert len(list((run_dir / "figures").glob(f"F{i}_*.png"))) == 1, f"F{i} png"
         assert len(list((run_dir / "figures").glob(f"F{i}_*.pdf"))) == 1, f"F{i} pdf"
@@ -260,7 +268,8 @@ def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp
         assert (run_dir / f).exists(), f
     # ... and the claims that need it say so instead of passing, in partial/ only: rule claims
     # never ran, so its outputs do not exist (a later successful run writes them)
-    claims = pd.read_csv(run_dir / "partial" / "claims.csv").set_index("claim")
+    claims = pd.read_csv(run_dir / "partial" / "claims.csv")
+    claims = claims[claims["registration"] == "v1"].set_index("claim")
     assert claims.loc["C8", "verdict"] == "missing input"
     assert claims.loc["C7", "verdict"] in ("missing input", "not reproduced")
     assert claims.loc["C1", "verdict"] != "missing input"  # L0 trained fine

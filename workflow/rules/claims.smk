@@ -3,13 +3,14 @@
 
 
 rule claims:
-    """T1: the verdict of every claim C1-C9 (thresholds: config/claims.yaml)."""
+    """T1: the verdict of every claim C1-C9 under registrations v1 and v2 (config/claims.yaml)."""
     input:
         data_only_predictions=f"{TABLES}/data_only_predictions.csv",
         frontier=f"{TABLES}/frontier.csv",
         train_metrics=f"{TABLES}/train_metrics.parquet",
         X1_boundaries=f"{TABLES}/X1_boundaries.csv",
         X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
+        bounds=f"{TABLES}/bounds.csv",
         code=package_code("claims", "analysis", "exploratory/beyond"),
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),

@@ -60,6 +60,7 @@ _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T2": ("3 Tables", "Training and prediction", "C4, C5, C6", "training"),
     "T3": ("3 Tables", "Estimators", "C8", "training"),
     "T4": ("3 Tables", "Frontier", "C9", "frontier"),
+    "bounds": ("3 Tables", "Class bounds", "C1, C2, C6, C7 (v2)", "bounds"),
     "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
     "scale": (_EXPLORATORY, "Verdict by scale", "C1-C9", "scale"),
@@ -99,6 +100,11 @@ def all_task_files():
     return [task_file(t) for t in TASKS]
 
 
+def rung_task_files(wildcards):
+    """Every task file of one rung."""
+    return [task_file(t) for t in TASKS if t.rung == wildcards.rung]
+
+
 def train_task_files(wildcards):
     """Task files of one training job: chunk `chunk` of the rung's tasks."""
     chunk = chunks_of_rung(config, wildcards.rung)[int(wildcards.chunk)]
@@ -124,6 +130,7 @@ def get_artifacts():
     return [
         f"{RUN}/tables/data_only_predictions.csv",
         f"{RUN}/tables/frontier.csv",
+        f"{RUN}/tables/bounds.csv",
         *(f"{RUN}/tables/train_{t}.parquet" for t in ("metrics", "dynamics", "loss")),
         *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
@@ -187,6 +194,7 @@ def clear_partial_claims():
 # any thread count).
 STAGE_READS = {
     "tasks": ("seed", "task"),
+    "bounds": ("seed", "task", "bounds"),
     "predict": ("seed", "task", "predict"),
     "train": ("seed", "task", "train", "device"),
     "frontier": ("seed", "frontier", "predict"),

@@ -3,7 +3,8 @@ rule train:
     ranks a rank search picks with train.ranks: search), or the static L0/L1 full-rank
     students (static), on one chunk of the rung's tasks."""
     input:
-        train_task_files,
+        tasks=train_task_files,
+        bounds=f"{RUN}/bounds/{{rung}}.csv",
     output:
         metrics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.metrics.parquet",
         dynamics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.dynamics.parquet",
@@ -24,6 +25,7 @@ rule train:
         gpu=train_gpus(),
     params:
         reads=reads("train"),
+        epsilon_task_factor=CLAIMS["v2"]["epsilon_task_factor"],
     script:
         "../scripts/train.py"
 

@@ -16,7 +16,7 @@ from entropic_bound.exploratory.beyond import beyond_the_verdicts
 def main(sm):
     tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
     claims = sm.params.claims
-    table = evaluate_claims(tables, claims)
+    table = evaluate_claims(tables, claims, sm.config)  # v2 reads the run's grid
     prov = provenance(sm.config, rule="claims", claims_hash=config_hash(claims))
     write_table(table, sm.output.csv, prov)
     beyond = beyond_the_verdicts(

@@ -4,6 +4,8 @@ students' risk, learned ranks and rank dynamics. :mod:`.analysis` re-exports the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -75,8 +77,9 @@ def own_class_curves(curves: pd.DataFrame) -> pd.DataFrame:
     return curves[_own_class_mask(curves)]
 
 
-def empirical_knees(curves: pd.DataFrame, epsilon: float) -> pd.DataFrame:
-    """r_emp per task: least rank of the own class whose median R ≤ ε (NaN if none).
+def empirical_knees(curves: pd.DataFrame, epsilon) -> pd.DataFrame:
+    """r_emp per task: least rank of the own class whose median R ≤ ε (NaN if none); ``epsilon``
+    one float, or a mapping task_id -> ε_task (registration v2, docs/method.md §5b).
 
     Returns columns task_id, rung, r_star, task_seed, r_emp, R_at_r_star (median R at r*).
     """
@@ -84,7 +87,8 @@ def empirical_knees(curves: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     rows = []
     for key, g in own.groupby(TASK_KEYS, sort=True):
         g = g.sort_values("rank")
-        hit = g.loc[g["R"] <= epsilon, "rank"]
+        eps = epsilon[key[0]] if isinstance(epsilon, Mapping) else epsilon
+        hit = g.loc[g["R"] <= eps, "rank"]
         at = g.loc[g["rank"] == key[2], "R"]
         rows.append(
             {

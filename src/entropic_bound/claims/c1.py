@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from entropic_bound.analysis import (
     risk_curves,
 )
+from entropic_bound.claims import theory
 from entropic_bound.claims.checks import (
     deficiency,
     sparse_note,
@@ -47,3 +48,32 @@ def claim_c1(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c1
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c1_v2(v2: dict) -> str:
+    return f"L0: R(r) ≥ {fmt(v2['deficiency_factor'])}·R*_L0(r) (exact tail) for every r < r*"
+
+
+@claim("C1", STATEMENT, ("train_metrics", "bounds"), _t_c1_v2, registration="v2")
+def claim_c1_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """L0: every trained (task, r < r*) cell has median R ≥ factor·R*(r), R*(r) the
+    Eckart–Young tail (exact); at least min_cases cells."""
+    cells = theory.with_bounds(risk_curves(tables["train_metrics"]), tables["bounds"], 0.0)
+    cells = cells[(cells["rung"] == "L0") & (cells["rank"] < cells["r_star"])]
+    ratio = cells["R"] / cells["bound"]
+    check = theory.counted(
+        cells["R"] >= v2["deficiency_factor"] * cells["bound"],
+        1.0,
+        v2,
+        f"L0: R ≥ {fmt(v2['deficiency_factor'])}·R*(r) on (task, r < r*) cells",
+        "min R/R*_L0(r) (cells)",
+    )
+    check.measured += f"; min R/R* {fmt(ratio.min())}, median {fmt(ratio.median())}"
+    check.headline = ("min R/R*_L0(r)", float(ratio.min()), v2["deficiency_factor"], len(cells))
+    return [check]
+
+
+CLAIM_V2 = claim_c1_v2

@@ -12,6 +12,7 @@ from entropic_bound.analysis import (
 )
 from entropic_bound.claims.checks import (
     achievability,
+    achievability_v2,
 )
 from entropic_bound.claims.verdict import Check, claim, fmt
 
@@ -32,3 +33,19 @@ def claim_c2(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c2
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c2_v2(v2: dict) -> str:
+    return f"L0: R(r*) ≤ ε_task = min({fmt(v2['epsilon'])}, ½·R*_L0(r* − 1)) on every task"
+
+
+@claim("C2", STATEMENT, ("train_metrics", "bounds"), _t_c2_v2, registration="v2")
+def claim_c2_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """L0: the median R at r = r* is ≤ the task's ε_task on every task (≥ min_cases tasks)."""
+    return [achievability_v2(risk_curves(tables["train_metrics"]), tables["bounds"], "L0", v2)]
+
+
+CLAIM_V2 = claim_c2_v2

@@ -12,6 +12,7 @@ from entropic_bound.analysis import (
 )
 from entropic_bound.claims.checks import (
     recovery,
+    recovery_v2,
 )
 from entropic_bound.claims.verdict import Check, claim
 
@@ -34,3 +35,20 @@ def claim_c3(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c3
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c3_v2(v2: dict) -> str:
+    est = pretty_estimator(v2["estimator"])
+    return f"L0 full-rank student: {est}(learned) = r* on ≥ {v2['C3']['min_exact_rate']:.0%}"
+
+
+@claim("C3", STATEMENT, ("train_metrics",), _t_c3_v2, registration="v2")
+def claim_c3_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """L0: the v2 estimator (admitted on the task grid) on learned full-rank kernels = r*."""
+    return recovery_v2(tables["train_metrics"], "L0", v2, run, v2["C3"]["min_exact_rate"])
+
+
+CLAIM_V2 = claim_c3_v2

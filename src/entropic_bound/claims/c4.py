@@ -11,7 +11,8 @@ from entropic_bound.analysis import (
     exact_summary,
     predictions_of,
 )
-from entropic_bound.claims.verdict import Check, claim, fmt, rate
+from entropic_bound.claims import theory
+from entropic_bound.claims.verdict import INSUFFICIENT, Check, claim, fmt, rate
 
 #: the abstract's sentence this claim tests
 STATEMENT = "r* is recoverable from data before training"
@@ -48,3 +49,58 @@ def claim_c4(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c4
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c4_v2(v2: dict) -> str:
+    c = v2["C4"]
+    return (
+        f"P_static on L0 = r* on ≥ {c['min_exact_rate_clean']:.0%} at σ = 0 and "
+        f"≥ {c['min_exact_rate_noisy']:.0%} at σ = {fmt(c['noisy_sigma'])} with "
+        f"B ≥ {v2['budget_factor']}·n·d sequences"
+    )
+
+
+@claim("C4", STATEMENT, ("data_only_predictions",), _t_c4_v2, registration="v2")
+def claim_c4_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """P_static on L0 with the v2 estimator: exact on the clean tasks; on noisy copies only at
+    a data budget of B ≥ budget_factor·n·d (below it the least squares does not average noise:
+    insufficient data, not a failure)."""
+    c, est = v2["C4"], v2["estimator"]
+    grid = theory.task_grid(run)
+    if grid is None:
+        return [Check(None, "the run's config is needed for the estimator's admission")]
+    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    if bad is not None:
+        return [bad]
+    checks = []
+    for sigma, need in (
+        (0.0, c["min_exact_rate_clean"]),
+        (c["noisy_sigma"], c["min_exact_rate_noisy"]),
+    ):
+        p = predictions_of(tables["data_only_predictions"], est, "P_static", sigma)
+        p = p[p["class"] == "L0"]
+        check = theory.counted(
+            p["r_round"] == p["r_star"],
+            need,
+            v2,
+            f"σ = {fmt(sigma)}: P_static = r*",
+            f"exact rate at σ = {fmt(sigma)}",
+        )
+        if sigma > 0:
+            t = run["task"]
+            budget = v2["budget_factor"] * t["n"] * t["d"]
+            if t["n_train"] < budget:
+                check = Check(
+                    None,
+                    f"σ = {fmt(sigma)}: not judged: B = {t['n_train']} < {v2['budget_factor']}·n·d = {budget}"
+                    f" (insufficient data; {check.measured})",
+                    INSUFFICIENT,
+                )
+        checks.append(check)
+    return checks
+
+
+CLAIM_V2 = claim_c4_v2

@@ -12,6 +12,7 @@ from entropic_bound.analysis import (
     risk_curves,
     static_student_risk,
 )
+from entropic_bound.claims import theory
 from entropic_bound.claims.checks import (
     absent_rungs,
 )
@@ -67,3 +68,49 @@ def claim_c5(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c5
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c5_v2(v2: dict) -> str:
+    c = v2["C5"]
+    return (
+        f"on {', '.join(c['rungs'])}: P_static ≠ r* on ≥ {c['min_mismatch_rate']:.0%} of tasks and "
+        f"static-student R ≥ {fmt(c['min_static_student_risk'])} on every task"
+    )
+
+
+@claim("C5", STATEMENT, ("data_only_predictions", "train_metrics"), _t_c5_v2, registration="v2")
+def claim_c5_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """P_static (v2 estimator) misses r* on the attention rungs and the static students' R stays
+    high; NaN counts against the claim; each rate over ≥ min_cases tasks."""
+    c, est = v2["C5"], v2["estimator"]
+    grid = theory.task_grid(run)
+    if grid is None:
+        return [Check(None, "the run's config is needed for the estimator's admission")]
+    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    if bad is not None:
+        return [bad]
+    p = predictions_of(tables["data_only_predictions"], est, "P_static", 0.0)
+    p = p[p["class"].isin(c["rungs"])]
+    miss = theory.counted(
+        (p["r_round"] != p["r_star"]) & p["r_round"].notna(),
+        c["min_mismatch_rate"],
+        v2,
+        "P_static ≠ r*",
+        "P_static mismatch rate",
+    )
+    st = static_student_risk(risk_curves(tables["train_metrics"]))
+    st = st[st["rung"].isin(c["rungs"])]
+    high = theory.counted(
+        st["static_student_R"] >= c["min_static_student_risk"],
+        1.0,
+        v2,
+        f"static-student R ≥ {fmt(c['min_static_student_risk'])} (min {fmt(st['static_student_R'].min())})",
+        "static-student R ≥ floor (share of tasks)",
+    )
+    return [miss, high]
+
+
+CLAIM_V2 = claim_c5_v2

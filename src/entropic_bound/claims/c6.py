@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from entropic_bound.analysis import intrinsic_ranks, spearman
+from entropic_bound.analysis import (
+    intrinsic_ranks,
+    risk_curves,
+    spearman,
+)
+from entropic_bound.claims import theory
 from entropic_bound.claims.checks import (
     absent_rungs,
 )
-from entropic_bound.claims.verdict import Check, claim, fmt
+from entropic_bound.claims.verdict import INSUFFICIENT, Check, claim, fmt
 from entropic_bound.core.rungs import sort_rungs
 
 #: the abstract's sentence this claim tests
@@ -109,3 +114,86 @@ def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c6
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c6_v2(v2: dict) -> str:
+    c = v2["C6"]
+    return (
+        f"P_static = r_emp(ε_task) = r* on ≥ {c['min_match_rate_static_rungs']:.0%} of "
+        f"{', '.join(c['static_rungs'])}; P_static = r* on ≤ "
+        f"{c['max_match_rate_attention_rungs']:.0%} of {', '.join(c['attention_rungs'])}; over "
+        f"≥ {v2['min_ladder_rungs']} ladder rungs Spearman(λ, share) ≤ {fmt(c['max_spearman_share'])}, "
+        f"Spearman(λ, static R) ≥ {fmt(c['min_spearman_risk'])}"
+    )
+
+
+@claim(
+    "C6",
+    STATEMENT,
+    ("data_only_predictions", "train_metrics", "bounds"),
+    _t_c6_v2,
+    registration="v2",
+)
+def claim_c6_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """The ladder under v2: the knee is read at each task's ε_task, rates state denominators,
+    the trend needs ≥ min_ladder_rungs rungs; NaN counts against the claim."""
+    c, est = v2["C6"], v2["estimator"]
+    grid = theory.task_grid(run)
+    if grid is None:
+        return [Check(None, "the run's config is needed for the estimator's admission")]
+    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    if bad is not None:
+        return [bad]
+    curves = risk_curves(tables["train_metrics"])
+    eps = theory.epsilon_task(curves, tables["bounds"], v2)
+    t = intrinsic_ranks(tables["data_only_predictions"], est, tables["train_metrics"], eps)
+    s = t[t["rung"].isin(c["static_rungs"])]
+    a = t[t["rung"].isin(c["attention_rungs"])]
+    checks = [
+        theory.counted(
+            (s["P_static"] == s["r_star"]) & (s["r_emp"] == s["r_star"]),
+            c["min_match_rate_static_rungs"],
+            v2,
+            f"P_static = r_emp = r* on {', '.join(c['static_rungs'])}",
+            "static-rung match rate",
+        ),
+        theory.counted(
+            a["P_static"] == a["r_star"],
+            c["max_match_rate_attention_rungs"],
+            v2,
+            f"P_static = r* on {', '.join(c['attention_rungs'])}",
+            "attention-rung match rate",
+            at_most=True,
+        ),
+    ]
+    return checks + _trend_v2(t, c, v2)
+
+
+def _trend_v2(t, c: dict, v2: dict) -> list[Check]:
+    lad = t.dropna(subset=["lambda"])
+    per = lad.groupby("lambda")[["static_fit_share", "static_student_R"]].mean().reset_index()
+    where = f"{len(per)} ladder rungs: " + ", ".join(sort_rungs(lad["rung"]))
+    if len(per) < v2["min_ladder_rungs"]:
+        text = f"{where}; a Spearman trend needs ≥ {v2['min_ladder_rungs']} (insufficient data)"
+        return [Check(None, text, INSUFFICIENT)]
+    rho_s = spearman(per["lambda"], per["static_fit_share"])
+    rho_r = spearman(per["lambda"], per["static_student_R"])
+    n = len(per)
+    return [
+        Check(
+            bool(rho_s <= c["max_spearman_share"]),
+            f"{where}; Spearman(λ, share) = {fmt(rho_s)}",
+            headline=("Spearman(λ, static-fit share)", rho_s, c["max_spearman_share"], n),
+        ),
+        Check(
+            bool(rho_r >= c["min_spearman_risk"]),
+            f"Spearman(λ, static R) = {fmt(rho_r)}",
+            headline=("Spearman(λ, static-student R)", rho_r, c["min_spearman_risk"], n),
+        ),
+    ]
+
+
+CLAIM_V2 = claim_c6_v2

@@ -14,8 +14,12 @@ from entropic_bound.analysis import (
 )
 from entropic_bound.claims.checks import (
     achievability,
+    achievability_v2,
     deficiency,
+    deficiency_v2,
+    knee_v2,
     recovery,
+    recovery_v2,
     sparse_note,
 )
 from entropic_bound.claims.verdict import Check, claim, fmt, nan_note
@@ -80,3 +84,37 @@ def claim_c7(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c7
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c7_v2(v2: dict) -> str:
+    c = v2["C7"]
+    return (
+        f"on each of {', '.join(c['rungs'])}: R(r) ≥ {fmt(v2['deficiency_factor'])}·R*_c(r) for "
+        f"r < r*; R(r*) ≤ ε_task; {pretty_estimator(v2['estimator'])}(learned) = r* on ≥ "
+        f"{c['min_exact_rate_recovery']:.0%}; r_emp(ε_task) = r* on ≥ {c['min_exact_rate']:.0%}"
+    )
+
+
+@claim("C7", STATEMENT, ("train_metrics", "bounds"), _t_c7_v2, registration="v2")
+def claim_c7_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """L3 and L4 with the QK kernel, each against its own class bound: deficiency,
+    achievability at ε_task, recovery and the knee; each rung separately."""
+    c = v2["C7"]
+    metrics, bounds = tables["train_metrics"], tables["bounds"]
+    curves = risk_curves(metrics)
+    checks = []
+    for rung in c["rungs"]:
+        if not (curves["rung"] == rung).any():
+            checks.append(Check(None, f"{rung}: absent"))
+            continue
+        checks.append(deficiency_v2(curves, bounds, rung, v2))
+        checks.append(achievability_v2(curves, bounds, rung, v2))
+        checks += recovery_v2(metrics, rung, v2, run, c["min_exact_rate_recovery"])
+        checks.append(knee_v2(curves, bounds, rung, v2, c["min_exact_rate"]))
+    return checks
+
+
+CLAIM_V2 = claim_c7_v2

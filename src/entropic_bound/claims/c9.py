@@ -8,9 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 
-from entropic_bound.analysis import frontier_rate
-from entropic_bound.claims.verdict import Check, claim, fmt
+from entropic_bound.analysis import (
+    frontier_rate,
+)
+from entropic_bound.claims import theory
+from entropic_bound.claims.verdict import INSUFFICIENT, Check, claim, fmt
 
 #: the abstract's sentence this claim tests
 STATEMENT = (
@@ -113,3 +117,124 @@ def claim_c9(tables: Mapping, claims: dict) -> list[Check]:
 
 #: the registered claim (claims/registry.py lists them in order)
 CLAIM = claim_c9
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def _t_c9_v2(v2: dict) -> str:
+    c = v2["C9"]
+    return (
+        f"P_invert exact at σ = 0 on ≥ {c['min_exact_rate_invert']:.0%} (n < d, β ≤ "
+        f"{fmt(c['max_beta_invert'])}); σ50/std of P_invert below its linear twin's on ≥ "
+        f"{c['min_share_nonlinear']:.0%} of (n < d, β, B) cells; P_invert assuming V = I exact on "
+        f"≤ {c['max_exact_rate_identifiability']:.0%} (value unknown); P_attn on L3 (value "
+        f"unknown) ≥ {c['min_exact_rate_linear']:.0%} at σ = 0 for every n > d and at σ/std ≤ "
+        f"{fmt(c['max_relative_sigma_at_scale'])} for n ≥ {c['scale_factor']}·d; n = d apart"
+    )
+
+
+@claim("C9", STATEMENT, ("frontier", "X1_boundaries"), _t_c9_v2, registration="v2")
+def claim_c9_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
+    """The two named mechanisms of "partial" and linear QK's exactness (docs/method.md §5b)."""
+    c = v2["C9"]
+    if run is None:
+        return [Check(None, "the run's config is needed for the estimator's admission")]
+    fr = run["frontier"]
+    bad = theory.admission(
+        c["estimator"], fr["r_star"], fr["kappa"], v2["estimator_margin"], "frontier"
+    )
+    if bad is not None:
+        return [bad]
+    f, x1 = tables["frontier"], tables["X1_boundaries"]
+    f = f[f["estimator"] == c["estimator"]].assign(
+        hit=lambda d: np.floor(d["r_hat"] + 0.5) == d["r_star"]
+    )
+    inv = f[(f["predictor"] == "P_invert") & (f["sigma"] == 0) & (f["n"] < f["d"])]
+    inv = inv[inv["beta"] <= c["max_beta_invert"] + v2["float_slack"]]
+    checks = [
+        theory.counted(
+            inv["hit"],
+            c["min_exact_rate_invert"],
+            v2,
+            "P_invert σ = 0, n < d",
+            "P_invert exact rate",
+        )
+    ]
+    checks.append(_nonlinear(x1, c, v2))
+    ident = x1[(x1["predictor"] == "P_invert_V=I") & (x1["n"] < x1["d"])]
+    exact = float((ident["rate_clean"] * ident["n_cases"]).sum())
+    total = int(ident["n_cases"].sum())
+    share = exact / total if total else float("nan")
+    text = f"P_invert assuming V = I on value-unknown data: exact {exact:.0f}/{total}"
+    head = ("P_invert(V = I) exact rate", share, c["max_exact_rate_identifiability"], total)
+    if total < v2["min_cases"]:
+        checks.append(Check(None, f"{text} (insufficient data)", INSUFFICIENT, head))
+    else:
+        checks.append(
+            Check(
+                bool(share <= c["max_exact_rate_identifiability"] + v2["float_slack"]),
+                f"{text} = {share:.2f}",
+                headline=head,
+            )
+        )
+    return checks + _linear_qk(f, c, v2, run)
+
+
+def _nonlinear(x1: pd.DataFrame, c: dict, v2: dict) -> Check:
+    keys = ["n", "d", "beta", "n_seqs"]
+    a = x1[(x1["predictor"] == "P_invert") & (x1["n"] < x1["d"])].set_index(keys)["sigma50_rel"]
+    b = x1[x1["predictor"] == "P_invert_linear"].set_index(keys)["sigma50_rel"]
+    both = pd.concat([a.rename("invert"), b.rename("twin")], axis=1, join="inner")
+    return theory.counted(
+        both["invert"] < both["twin"],
+        c["min_share_nonlinear"],
+        v2,
+        "σ50/std of P_invert < its linear twin's (n < d)",
+        "share of cells where inversion is less noise tolerant",
+    )
+
+
+def _linear_qk(f: pd.DataFrame, c: dict, v2: dict, run: dict) -> list[Check]:
+    """P_attn on L3, value unknown: σ = 0 for every n > d, and at scale every σ whose ratio to
+    the clean output's std, g·sqrt(1 + (d + 1)/n) (docs/method.md §1), is ≤ the bound; the
+    square cells n = d are reported apart, without a verdict."""
+    a = f[(f["predictor"] == "P_attn") & (f["class"] == "L3") & (f["value_map"] == "unknown")]
+    g = run["frontier"]["gain"]
+    rel = a["sigma"] / (g * np.sqrt(1 + (a["d"] + 1) / a["n"]))
+    checks = []
+    square = a[(a["n"] == a["d"]) & (a["sigma"] == 0)]
+    note = f"n = d apart: {int(square['hit'].sum())}/{len(square)} exact at σ = 0"
+    clean = a[(a["n"] > a["d"]) & (a["sigma"] == 0)]
+    for n, cell in clean.groupby("n"):
+        checks.append(
+            theory.counted(
+                cell["hit"],
+                c["min_exact_rate_linear"],
+                v2,
+                f"L3 P_attn n = {n}, σ = 0",
+                "L3 P_attn exact rate",
+            )
+        )
+    scale = a[
+        (a["n"] >= c["scale_factor"] * a["d"])
+        & (a["sigma"] > 0)
+        & (rel <= c["max_relative_sigma_at_scale"] + v2["float_slack"])
+    ]
+    for (n, sigma), cell in scale.groupby(["n", "sigma"]):
+        checks.append(
+            theory.counted(
+                cell["hit"],
+                c["min_exact_rate_linear"],
+                v2,
+                f"L3 P_attn n = {n}, σ = {fmt(sigma)}",
+                "L3 P_attn exact rate",
+            )
+        )
+    if not checks:
+        checks.append(Check(None, "no L3 P_attn cell with n > d", INSUFFICIENT))
+    checks[-1].measured += f"; {note}"
+    return checks
+
+
+CLAIM_V2 = claim_c9_v2

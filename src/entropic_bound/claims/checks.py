@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from entropic_bound.analysis import (
@@ -14,7 +15,17 @@ from entropic_bound.analysis import (
 )
 from entropic_bound.claims.verdict import Check, absent_rungs, fmt, nan_note, rate
 
-__all__ = ["absent_rungs", "achievability", "deficiency", "recovery", "sparse_note"]
+__all__ = [
+    "absent_rungs",
+    "achievability",
+    "achievability_v2",
+    "deficiency",
+    "deficiency_v2",
+    "knee_v2",
+    "recovery",
+    "recovery_v2",
+    "sparse_note",
+]
 
 
 def deficiency(curves: pd.DataFrame, rung: str) -> pd.DataFrame:
@@ -63,4 +74,85 @@ def recovery(metrics: pd.DataFrame, rung: str, claims: dict) -> Check:
         bool(s["exact_rate"] >= min_rate),
         f"{rung} learned {pretty_estimator(est)} = r*: {rate(s)}"
         + nan_note(pd.Series(r_hat), "spectra"),
+    )
+
+
+# ---------------------------------------------------------------- registration v2
+
+
+def deficiency_v2(curves: pd.DataFrame, bounds: pd.DataFrame, rung: str, v2: dict) -> Check:
+    """Every trained (task, r < r*) cell of the rung with a class bound has median R ≥
+    factor·R*_c(r); a student that beats its bound lowers it (and is counted)."""
+    from entropic_bound.claims import theory
+
+    cells = theory.with_bounds(curves, bounds, v2["bound_rounding"])
+    cells = cells[(cells["rung"] == rung) & (cells["rank"] < cells["r_star"])]
+    ratio = cells["R"] / cells["bound"]
+    k = v2["deficiency_factor"]
+    check = theory.counted(
+        cells["R"] >= k * cells["bound"],
+        1.0,
+        v2,
+        f"{rung}: R ≥ {fmt(k)}·R*_c(r) on (task, r < r*) cells",
+        "",
+    )
+    check.measured += (
+        f" (R/R*_c min {fmt(ratio.min())}, median {fmt(ratio.median())}; "
+        f"bounds beaten by a student: {int(cells['beaten'].sum())})"
+    )
+    check.headline = (f"{rung} min R/R*_c(r)", float(ratio.min()), k, len(cells))
+    return check
+
+
+def achievability_v2(curves: pd.DataFrame, bounds: pd.DataFrame, rung: str, v2: dict) -> Check:
+    """Median R at r = r* ≤ the task's ε_task on every task of the rung (NaN fails)."""
+    from entropic_bound.claims import theory
+
+    own = own_class_curves(curves)
+    own = own[own["rung"] == rung]
+    eps = theory.epsilon_task(own, bounds, v2)
+    at = own[own["rank"] == own["r_star"]]
+    limit = at["task_id"].map(eps)
+    check = theory.counted(at["R"] <= limit, 1.0, v2, f"{rung}: R(r*) ≤ ε_task", "")
+    check.measured += f" (max R(r*) {fmt(at['R'].max())}, min ε_task {fmt(limit.min())})"
+    worst = (at["R"] / limit).max()
+    check.headline = (f"{rung} max R(r*)/ε_task", float(worst), 1.0, len(at))
+    return check
+
+
+def recovery_v2(metrics: pd.DataFrame, rung: str, v2: dict, run: dict | None, need: float):
+    """The v2 estimator (admitted on the task grid) on learned full-rank kernels = r*."""
+    from entropic_bound.claims import theory
+
+    est = v2["estimator"]
+    grid = theory.task_grid(run)
+    if grid is None:
+        return [Check(None, "the run's config is needed for the estimator's admission")]
+    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    if bad is not None:
+        return [bad]
+    full = full_rank_students(metrics)
+    full = full[full["rung"] == rung]
+    r_hat = estimate_finite(spectra_matrix(full["spectrum"]), est, tol=v2["numerical_tol"])
+    hit = pd.Series(np.floor(r_hat + 0.5) == full["r_star"].to_numpy())
+    return [
+        theory.counted(
+            hit, need, v2, f"{rung} learned {pretty_estimator(est)} = r*", f"{rung} recovery rate"
+        )
+    ]
+
+
+def knee_v2(curves: pd.DataFrame, bounds: pd.DataFrame, rung: str, v2: dict, need: float) -> Check:
+    """r_emp (the least rank whose median R ≤ ε_task) = r* on ≥ ``need`` of the rung's tasks."""
+    from entropic_bound.analysis import empirical_knees
+    from entropic_bound.claims import theory
+
+    own = curves[curves["rung"] == rung]
+    knees = empirical_knees(own, theory.epsilon_task(own, bounds, v2))
+    return theory.counted(
+        knees["r_emp"] == knees["r_star"],
+        need,
+        v2,
+        f"{rung}: r_emp(ε_task) = r*",
+        f"{rung} knee rate",
     )

@@ -28,7 +28,7 @@ def claims_after_failure(cfg: dict, claims_cfg: dict, run_dir) -> pd.DataFrame:
             tables[name] = (
                 pd.concat([read_table(p) for p in parts], ignore_index=True) if parts else None
             )
-    table = evaluate_claims(tables, claims_cfg)
+    table = evaluate_claims(tables, claims_cfg, cfg)
     prov = provenance(cfg, rule="onerror", partial=True)
     out = run_dir / PARTIAL_DIR
     write_table(table, out / "claims.csv", prov)

@@ -17,7 +17,26 @@ import numpy as np
 import pandas as pd
 
 REPRODUCED, NOT_REPRODUCED, MISSING = "reproduced", "not reproduced", "missing input"
-COLUMNS = ["claim", "statement", "measured", "threshold", "verdict"]
+#: registration v2's further verdicts: a rate over fewer than its minimum of cases (or a trend
+#: over too few rungs) decides nothing; a parametric estimator that cannot be exact on the grid's
+#: true spectra is not used (docs/method.md §5b)
+INSUFFICIENT, ILL_POSED = "insufficient data", "ill-posed on this grid"
+#: the registrations computed in every run (v1 never edited; docs/method.md §5, §5b)
+REGISTRATIONS = ("v1", "v2")
+#: claims.csv: one row per registration × claim; the headline is the claim's own number
+#: (quantity, value, the threshold it is held to, and its denominator)
+COLUMNS = [
+    "registration",
+    "claim",
+    "statement",
+    "measured",
+    "threshold",
+    "verdict",
+    "headline",
+    "headline_value",
+    "headline_threshold",
+    "headline_n",
+]
 
 #: the file of each table under results/<run_name>/tables/
 TABLE_FILES = {
@@ -25,15 +44,21 @@ TABLE_FILES = {
     "frontier": "frontier.csv",
     "train_metrics": "train_metrics.parquet",
     "train_dynamics": "train_dynamics.parquet",
+    "bounds": "bounds.csv",
+    "X1_boundaries": "X1_boundaries.csv",
 }
 
 
 @dataclass
 class Check:
-    """One conjunct of a claim: passed is True, False, or None (no data to decide)."""
+    """One conjunct of a claim: passed is True, False, or None (no data to decide); ``status``
+    says why a None is not plain missing input (INSUFFICIENT or ILL_POSED); ``headline`` is
+    (quantity, value, threshold, denominator) when this check carries the claim's number."""
 
     passed: bool | None
     measured: str
+    status: str | None = None
+    headline: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -48,27 +73,35 @@ class Claim:
     statement: str  # the abstract's sentence it tests
     needs: tuple[str, ...]
     threshold: Callable[[dict], str]
-    checks: Callable[[Mapping, dict], list[Check]]
+    checks: Callable[..., list[Check]]
+    registration: str = "v1"
 
-    def __call__(self, tables: Mapping, claims: dict) -> dict:
-        threshold = self.threshold(claims)
+    def __call__(self, tables: Mapping, claims: dict, run: dict | None = None) -> dict:
+        """The verdict row. v1 reads the top level of config/claims.yaml; v2 its ``v2``
+        section and the run's config ``run`` (the grid its estimators must be exact on)."""
+        v2 = self.registration == "v2"
+        settings = claims["v2"] if v2 else claims
+        threshold = self.threshold(settings)
         absent = [t for t in self.needs if tables.get(t) is None]
         if absent:
-            return {
-                "claim": self.cid,
-                "statement": self.statement,
-                "measured": "absent: " + ", ".join(TABLE_FILES[t] for t in absent),
-                "threshold": threshold,
-                "verdict": MISSING,
-            }
-        return _row(self.cid, self.statement, self.checks(tables, claims), threshold)
+            text = "absent: " + ", ".join(TABLE_FILES[t] for t in absent)
+            return _row(self, [Check(None, text)], threshold)
+        checks = self.checks(tables, settings, run) if v2 else self.checks(tables, settings)
+        return _row(self, checks, threshold)
 
 
-def claim(cid: str, statement: str, needs: tuple[str, ...], threshold: Callable[[dict], str]):
-    """Decorate ``fn(tables, claims) -> list[Check]`` into the :class:`Claim` ``cid``."""
+def claim(
+    cid: str,
+    statement: str,
+    needs: tuple[str, ...],
+    threshold: Callable[[dict], str],
+    registration: str = "v1",
+):
+    """Decorate ``fn(tables, claims) -> list[Check]`` (v2: ``fn(tables, v2, run)``) into the
+    :class:`Claim` ``cid`` of ``registration``."""
 
-    def make(fn: Callable[[Mapping, dict], list[Check]]) -> Claim:
-        return Claim(cid, statement, tuple(needs), threshold, fn)
+    def make(fn: Callable[..., list[Check]]) -> Claim:
+        return Claim(cid, statement, tuple(needs), threshold, fn, registration)
 
     return make
 
@@ -87,19 +120,34 @@ def rate(summary: dict) -> str:
     )
 
 
-def _row(claim: str, statement: str, checks: list[Check], threshold: str) -> dict:
+def verdict_of(checks: list[Check]) -> str:
+    """Any failed check: not reproduced; else an ill-posed one, else one with too few cases,
+    else one without data (in that order); else reproduced."""
     if any(c.passed is False for c in checks):
-        verdict = NOT_REPRODUCED
-    elif any(c.passed is None for c in checks):
-        verdict = MISSING
-    else:
-        verdict = REPRODUCED
+        return NOT_REPRODUCED
+    undecided = [c for c in checks if c.passed is None]
+    for status in (ILL_POSED, INSUFFICIENT):
+        if any(c.status == status for c in undecided):
+            return status
+    return MISSING if undecided else REPRODUCED
+
+
+def _row(claim: Claim, checks: list[Check], threshold: str) -> dict:
+    heads = [c.headline for c in checks if c.headline is not None]
+    # the claim's number: its first failing check's, else its first check's that has one
+    failing = [c.headline for c in checks if c.headline is not None and c.passed is False]
+    head = (failing or heads or [(None, np.nan, np.nan, np.nan)])[0]
     return {
-        "claim": claim,
-        "statement": statement,
+        "registration": claim.registration,
+        "claim": claim.cid,
+        "statement": claim.statement,
         "measured": "; ".join(c.measured for c in checks),
         "threshold": threshold,
-        "verdict": verdict,
+        "verdict": verdict_of(checks),
+        "headline": head[0],
+        "headline_value": head[1],
+        "headline_threshold": head[2],
+        "headline_n": head[3],
     }
 
 

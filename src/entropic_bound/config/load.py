@@ -16,6 +16,7 @@ any job, and before anything is written under ``results/``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -24,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from entropic_bound.config.strict_yaml import MAX_VALUES, StrictYAMLError, read_strict
-from entropic_bound.core.rungs import STATIC_RUNGS, kernel_dim, parse_rung, rung_name
+from entropic_bound.core.rungs import STATIC_RUNGS, kernel_dim, rung_name
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -86,7 +87,7 @@ def _fill_defaults(cfg, sub: dict) -> None:
         return
     for key, prop in sub.get("properties", {}).items():
         if key not in cfg and "default" in prop:
-            cfg[key] = prop["default"]
+            cfg[key] = copy.deepcopy(prop["default"])  # never the cached schema's own object
         if key in cfg:
             _fill_defaults(cfg[key], prop)
 
@@ -123,6 +124,8 @@ def validate(cfg: dict, schema: str = "config") -> dict:
     if schema == "config":
         check_relations(cfg)
     elif schema == "claims":
+        from entropic_bound.config.claims import check_claims_relations
+
         check_claims_relations(cfg)
     return cfg
 
@@ -218,42 +221,6 @@ def check_relations(cfg: dict) -> None:
         )
 
 
-def check_claims_relations(claims: dict) -> None:
-    """Every rung a claim names is a rung name (a typo would make the claim 'missing input')."""
-    lists = [("C5", "rungs"), ("C6", "static_rungs"), ("C6", "attention_rungs"), ("C7", "rungs")]
-    for claim, key in lists:
-        for i, rung in enumerate(claims[claim][key]):
-            _check_rung(rung, f"{claim}.{key}[{i}]")
-    _check_rung(claims["C8"]["rung"], "C8.rung")
-    # C8 computes its estimators on learned spectra itself (any τ), so they need only be
-    # estimators: energy_<τ> with 0 < τ ≤ 1, spelled as the tables spell it
-    for key, name in [("estimator", claims["estimator"])] + [
-        (f"C8.estimators[{i}]", e) for i, e in enumerate(claims["C8"]["estimators"])
-    ]:
-        _check_estimator(name, key)
-
-
-def _check_estimator(name: str, key: str) -> None:
-    from entropic_bound.core.estimators import energy_name, energy_tau, estimator_names
-
-    try:
-        tau = energy_tau(name)
-    except ValueError:
-        tau = math.nan
-    if tau is not None and not (0 < tau <= 1 and energy_name(tau) == name):
-        raise ConfigError(
-            f"claims key '{key}': {name!r} is not an estimator; energy_<τ> needs 0 < τ ≤ 1 "
-            f"written as energy_0.99 ({', '.join(estimator_names(()))} need no τ)"
-        )
-
-
-def _check_rung(rung: str, key: str) -> None:
-    try:
-        parse_rung(rung)
-    except ValueError as exc:
-        raise ConfigError(f"claims key '{key}': {exc}") from None
-
-
 def read_config(path) -> dict:
     """Read ``path`` strictly (:mod:`strict_yaml`): a mapping, not yet validated."""
     try:
@@ -297,24 +264,10 @@ def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
             raise ConfigError(str(exc)) from None
     validate(cfg, "config")
     claims = load_config(claims_path, "claims")
+    from entropic_bound.config.claims import check_claims_estimators
+
     check_claims_estimators(cfg, claims)
     return claims
-
-
-def check_claims_estimators(cfg: dict, claims: dict) -> None:
-    """The claims estimator is one the run's tables hold: numerical, stable, entropy,
-    participation or energy_<τ> for a τ of ``predict.taus``, spelled as the tables spell it
-    (``energy_0.5`` with taus [0.9, 0.99], or ``energy_00.99``, passed the schema and left
-    every claim that reads it without rows, after the whole run)."""
-    from entropic_bound.core.estimators import estimator_names
-
-    computed = estimator_names(cfg["predict"]["taus"])
-    if claims["estimator"] not in computed:
-        raise ConfigError(
-            f"claims key 'estimator' and config key 'predict.taus': {claims['estimator']!r} "
-            f"is not an estimator this run computes ({', '.join(computed)}); name one of "
-            "them, or add its τ to predict.taus"
-        )
 
 
 def scale_study_asked(argv: list[str], cfg: dict) -> bool:
@@ -362,6 +315,8 @@ def load_scale_list(path, resolve=Path, base=None, claims: dict | None = None) -
         try:
             cfg = load_run_config(config, base)
             if claims is not None:
+                from entropic_bound.config.claims import check_claims_estimators
+
                 check_claims_estimators(cfg, claims)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -252,7 +253,7 @@ def train_students(
     optim: Optim,
     *,
     init_scale: float = 1e-2,
-    epsilon: float = 1e-3,
+    epsilon: float | Sequence[float] = 1e-3,
     checkpoints: int = 20,
     base_seed: int = 0,
     static_student: bool = False,
@@ -270,6 +271,7 @@ def train_students(
     given, is called at every evaluation as ``progress(step, max_steps, retired, students)``.
     Returns DataFrames ``metrics`` (one row per student), ``dynamics`` (learned spectra at
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
+    ``epsilon``: the retirement target, one float or one per task (ε_task, docs/method.md §5b).
     ``products``: how the fused kernel forms a low-rank student's bilinear term
     (:func:`backends.factored_ranks`).
     """
@@ -336,14 +338,14 @@ class _Training:
         N = prob.X.shape[0] // len(tasks)
         return cls(layout, prob, power, optim, backend, task_of, stream_of, N)
 
-    def init(self, metas, init_scale: float, base_seed: int, epsilon: float, checkpoints: int):
+    def init(self, metas, init_scale: float, base_seed: int, epsilon, checkpoints: int):
         """Draw the initial parameters and minibatches; every student starts active."""
         S, sh, optim, dev = len(self.layout), self.prob.shapes, self.optim, self.task_of.device
         W, self.batch_idx = initial_state(
             metas, self.layout, sh, optim, self.N, init_scale, base_seed, dev
         )
         self.act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
-        self.sched = RetirementSchedule(S, optim, epsilon, dev)
+        self.sched = RetirementSchedule(S, optim, _per_student(epsilon, self.layout), dev)
         self.rec = Record(W, sh, optim, checkpoints)
 
     def step(self, step: int) -> None:
@@ -372,6 +374,13 @@ class _Training:
             if bool(done.any()):
                 rec.retire(steps, act.ids[done], act.W[done])
                 act.keep(~done)
+
+
+def _per_student(epsilon, layout):
+    """ε of every student: a float for all, or one per task (ε_task) read by the student's task."""
+    if np.ndim(epsilon) == 0:
+        return float(epsilon)
+    return np.asarray(epsilon, dtype=np.float64)[layout.task]
 
 
 def _check_finite(loss, ids, layout: StudentLayout, step) -> None:

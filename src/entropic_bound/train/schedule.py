@@ -4,7 +4,8 @@ At every evaluation (every ``eval_every`` steps) the engine hands over each acti
 windowed training loss (the mean minibatch MSE since the last evaluation) and its relative
 risk R = loss / mean(Y²). A student is retired when
 
-* **converged**: its windowed R ≤ ``converge_at`` · ε (an order of magnitude below the target,
+* **converged**: its windowed R ≤ ``converge_at`` · ε (ε: its task's ε_task under registration v2
+  of the claims, docs/method.md §5b; an order of magnitude below the target,
   so the test R, measured afterwards on fresh data, sits safely below ε); or
 * **plateaued**: ``patience`` evaluations in a row without a relative improvement of
   ``min_delta`` over its best loss, once its ``lr_drops`` learning-rate decays (×``lr_decay``,
@@ -20,16 +21,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 
 class RetirementSchedule:
     """Per-student learning rate and plateau bookkeeping for ``n`` students."""
 
-    def __init__(self, n: int, optim, epsilon: float, device="cpu"):
+    def __init__(self, n: int, optim, epsilon, device="cpu"):
+        """``epsilon``: ε of every student (a float, or an array [n]: each task's ε_task)."""
         f32 = dict(dtype=torch.float32, device=device)
         self.optim = optim
-        self.epsilon = epsilon
+        # the product in float64, then float32: the threshold a scalar ε compared at before
+        eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (n,))
+        self.threshold = torch.as_tensor(optim.converge_at * eps, **f32)
         self.lr = torch.full((n,), optim.lr, **f32)
         self.best = torch.full((n,), math.inf, **f32)
         self.bad = torch.zeros(n, dtype=torch.long, device=device)
@@ -45,7 +50,7 @@ class RetirementSchedule:
         drops left are decayed in place.
         """
         o = self.optim
-        converged = risk <= o.converge_at * self.epsilon
+        converged = risk <= self.threshold[ids]
         improved = loss < self.best[ids] * (1 - o.min_delta)
         self.best[ids] = torch.where(improved, loss, self.best[ids])
         self.bad[ids] = torch.where(improved, 0, self.bad[ids] + 1)

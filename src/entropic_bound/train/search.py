@@ -76,18 +76,20 @@ def bisect_knees(
     train_round: Callable[[list[tuple[int, int]]], dict[tuple[int, int], float]],
     n_tasks: int,
     k: int,
-    epsilon: float,
+    epsilon,
 ) -> list[Knee]:
     """Knees of ``n_tasks`` tasks whose students have ranks 1…k.
 
     ``train_round(requests)`` trains the (task index, rank) pairs ``requests`` (every student
-    seed of each) in one program and returns their median R. Returns each task's :class:`Knee`.
+    seed of each) in one program and returns their median R. ``epsilon``: one float, or one per
+    task (ε_task). Returns each task's :class:`Knee`.
     """
+    eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (n_tasks,))
     knees = [Knee(k) for _ in range(n_tasks)]
     while requests := [(t, r) for t, kn in enumerate(knees) for r in kn.pending()]:
         risks = train_round(requests)
         for t, r in requests:
-            knees[t].record(r, float(risks[(t, r)]), epsilon)
+            knees[t].record(r, float(risks[(t, r)]), float(eps[t]))
     return knees
 
 
@@ -113,7 +115,7 @@ def with_teacher(df: pd.DataFrame, metas: list[dict]) -> pd.DataFrame:
     return out
 
 
-def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon: float, **kw):
+def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon, **kw):
     """Train the ranks the search picks on every task; the engine's three tables, plus a
     ``search`` table (task_id, r_emp, rounds, ranks_trained) that records the search.
 
@@ -130,7 +132,7 @@ def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon:
         rows = [(t, j, r) for t, r in requests for j in range(len(seeds))]
         out = train_students(
             blind, student_class, None, seeds, optim, rows=rows, epsilon=epsilon, **kw
-        )
+        )  # epsilon per task indexes the blind task list, as the rows do
         for name in parts:
             parts[name].append(out[name])
         rounds.append(len(requests))

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from entropic_bound.bounds.stage import task_epsilons
 from entropic_bound.tasks.make import load_task
 
 
 def train_chunk(
-    cfg: dict, rung: str, kind: str, task_paths, progress=None
+    cfg: dict, rung: str, kind: str, task_paths, progress=None, bounds=None
 ) -> dict[str, pd.DataFrame]:
     """Train one job's students: the rung's own class over its ranks (``kind="sweep"``: every
     rank 1…k, or the ranks a search picks when ``train.ranks: search``), or the static L0 and
-    L1 students at full rank n (``kind="static"``). ``progress``: see engine.train_students."""
+    L1 students at full rank n (``kind="static"``). ``progress``: see engine.train_students.
+    ``bounds``: (the bounds table of the rung, the ε_task factor): the sweep then retires
+    students and searches knees at each task's ε_task = min(train.epsilon, factor·R*_c(r* − 1))
+    (docs/method.md §5b); None: ``train.epsilon`` for every task. The static students always
+    use ``train.epsilon``."""
     import sys
 
     from entropic_bound.config.load import class_optim
@@ -22,6 +27,9 @@ def train_chunk(
 
     tasks = [load_task(p) for p in task_paths]
     t = cfg["train"]
+    epsilons = None
+    if bounds is not None:
+        epsilons = task_epsilons(bounds[0], [m for _, m in tasks], t["epsilon"], bounds[1])
     n, d = cfg["task"]["n"], cfg["task"]["d"]
     search = t.get("ranks", "all") == "search"
     if kind == "sweep":
@@ -35,7 +43,7 @@ def train_chunk(
         optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
         kw = dict(
             init_scale=t["init_scale"],
-            epsilon=t["epsilon"],
+            epsilon=t["epsilon"] if static or epsilons is None else list(epsilons),
             checkpoints=t["checkpoints"],
             base_seed=cfg["seed"],
             static_student=static,
