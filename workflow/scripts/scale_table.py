@@ -21,7 +21,7 @@ def main(sm):
         d: read_run_tables(Path(marker).read_text().strip())
         for d, marker in zip(sm.params.scales, sm.input.runs)
     }
-    table = verdict_by_scale(runs, sm.params.claims)
+    table = verdict_by_scale(runs)
     prov = provenance(sm.config, rule="scale_table", exploratory=True)
     write_table(table, sm.output.csv, prov)
     write_text(sm.output.md, scale_markdown(table))

@@ -43,7 +43,8 @@ def claim_c1(tables: Mapping, claims: dict) -> list[Check]:
         + nan_note(d["R"], "R")
         + sparse_note(d, risk_curves(tables["train_metrics"]), "L0")
     )
-    return [Check(bool(ok == len(d)), text)]
+    head = ("L0 min R/R* over r < r*", float(d["ratio"].min()), ">=", k, len(d))
+    return [Check(bool(ok == len(d)), text, headline=head)]
 
 
 #: the registered claim (claims/registry.py lists them in order)
@@ -72,7 +73,13 @@ def claim_c1_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
         "min R/R*_L0(r) (cells)",
     )
     check.measured += f"; min R/R* {fmt(ratio.min())}, median {fmt(ratio.median())}"
-    check.headline = ("min R/R*_L0(r)", float(ratio.min()), v2["deficiency_factor"], len(cells))
+    check.headline = (
+        "min R/R*_L0(r)",
+        float(ratio.min()),
+        ">=",
+        v2["deficiency_factor"],
+        len(cells),
+    )
     return [check]
 
 

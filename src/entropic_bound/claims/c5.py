@@ -46,6 +46,7 @@ def claim_c5(tables: Mapping, claims: dict) -> list[Check]:
         mismatch = Check(
             bool(rate >= c["min_mismatch_rate"]),
             f"P_static ≠ r* on {int(miss.sum())}/{len(p)} = {rate:.2f} of tasks{where}",
+            headline=("P_static ≠ r* rate", rate, ">=", c["min_mismatch_rate"], len(p)),
         )
     static = static_student_risk(risk_curves(tables["train_metrics"]))
     static = static[static["rung"].isin(c["rungs"])]

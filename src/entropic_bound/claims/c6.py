@@ -58,10 +58,12 @@ def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
     else:
         hit = (s["P_static"] == s["r_star"]) & (s["r_emp"] == s["r_star"])
         per = ", ".join(f"{r} {hit[s['rung'] == r].mean():.2f}" for r in sort_rungs(s["rung"]))
+        head = ("P_static = r_emp = r* rate on the static rungs", float(hit.mean()), ">=")
         checks.append(
             Check(
-                bool(hit.mean() >= c["min_match_rate_static_rungs"]),
-                f"P_static = r_emp = r* on {int(hit.sum())}/{len(s)} = {hit.mean():.2f} "
+                headline=(*head, c["min_match_rate_static_rungs"], len(s)),
+                passed=bool(hit.mean() >= c["min_match_rate_static_rungs"]),
+                measured=f"P_static = r_emp = r* on {int(hit.sum())}/{len(s)} = {hit.mean():.2f} "
                 f"of static-rung tasks ({per}){absent_rungs(s['rung'], static_rungs)}",
             )
         )
@@ -186,12 +188,12 @@ def _trend_v2(t, c: dict, v2: dict) -> list[Check]:
         Check(
             bool(rho_s <= c["max_spearman_share"]),
             f"{where}; Spearman(λ, share) = {fmt(rho_s)}",
-            headline=("Spearman(λ, static-fit share)", rho_s, c["max_spearman_share"], n),
+            headline=("Spearman(λ, static-fit share)", rho_s, "<=", c["max_spearman_share"], n),
         ),
         Check(
             bool(rho_r >= c["min_spearman_risk"]),
             f"Spearman(λ, static R) = {fmt(rho_r)}",
-            headline=("Spearman(λ, static-student R)", rho_r, c["min_spearman_risk"], n),
+            headline=("Spearman(λ, static-student R)", rho_r, ">=", c["min_spearman_risk"], n),
         ),
     ]
 

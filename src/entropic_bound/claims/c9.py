@@ -105,11 +105,14 @@ def claim_c9(tables: Mapping, claims: dict) -> list[Check]:
         if g.empty:
             checks.append(Check(None, f"P_invert: no σ = {fmt(sigma)} cells"))
         else:
+            sense, limit = (">=", c["min_exact_rate_invert"]) if sigma == 0 else ("<", lo)
+            head = (f"P_invert exact rate at σ = {fmt(sigma)}", g["exact"].mean(), sense, limit)
             checks.append(
                 Check(
                     bool(test(g["exact"].mean())),
                     f"P_invert σ = {fmt(sigma)}: {int(g['exact'].sum())}/{len(g)} = "
                     f"{g['exact'].mean():.2f}",
+                    headline=(*head, len(g)) if sigma > 0 else None,
                 )
             )
     return checks
@@ -167,7 +170,7 @@ def claim_c9_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
     total = int(ident["n_cases"].sum())
     share = exact / total if total else float("nan")
     text = f"P_invert assuming V = I on value-unknown data: exact {exact:.0f}/{total}"
-    head = ("P_invert(V = I) exact rate", share, c["max_exact_rate_identifiability"], total)
+    head = ("P_invert(V = I) exact rate", share, "<=", c["max_exact_rate_identifiability"], total)
     if total < v2["min_cases"]:
         checks.append(Check(None, f"{text} (insufficient data)", INSUFFICIENT, head))
     else:

@@ -53,10 +53,12 @@ def achievability(curves: pd.DataFrame, rung: str, max_risk: float) -> Check:
     if at.empty:
         return Check(None, f"{rung}: no student at r = r*")
     ok = int((at <= max_risk).sum())
+    head = (f"{rung} max R(r*)", float(at.max()), "<=", max_risk, len(at))
     return Check(
         bool(ok == len(at)),
         f"{rung}: R(r*) ≤ {fmt(max_risk)} on {ok}/{len(at)} tasks (max {fmt(at.max())})"
         + nan_note(at, "R"),
+        headline=head,
     )
 
 
@@ -70,10 +72,18 @@ def recovery(metrics: pd.DataFrame, rung: str, claims: dict) -> Check:
         return Check(None, f"{rung}: no full-rank student")
     r_hat = estimate_finite(spectra_matrix(full["spectrum"]), est, tol=claims["numerical_tol"])
     s = exact_summary(r_hat, full["r_star"])
+    head = (
+        f"{rung} learned {pretty_estimator(est)} = r* rate",
+        s["exact_rate"],
+        ">=",
+        min_rate,
+        s["n"],
+    )
     return Check(
         bool(s["exact_rate"] >= min_rate),
         f"{rung} learned {pretty_estimator(est)} = r*: {rate(s)}"
         + nan_note(pd.Series(r_hat), "spectra"),
+        headline=head,
     )
 
 
@@ -100,7 +110,7 @@ def deficiency_v2(curves: pd.DataFrame, bounds: pd.DataFrame, rung: str, v2: dic
         f" (R/R*_c min {fmt(ratio.min())}, median {fmt(ratio.median())}; "
         f"bounds beaten by a student: {int(cells['beaten'].sum())})"
     )
-    check.headline = (f"{rung} min R/R*_c(r)", float(ratio.min()), k, len(cells))
+    check.headline = (f"{rung} min R/R*_c(r)", float(ratio.min()), ">=", k, len(cells))
     return check
 
 
@@ -116,7 +126,7 @@ def achievability_v2(curves: pd.DataFrame, bounds: pd.DataFrame, rung: str, v2: 
     check = theory.counted(at["R"] <= limit, 1.0, v2, f"{rung}: R(r*) ≤ ε_task", "")
     check.measured += f" (max R(r*) {fmt(at['R'].max())}, min ε_task {fmt(limit.min())})"
     worst = (at["R"] / limit).max()
-    check.headline = (f"{rung} max R(r*)/ε_task", float(worst), 1.0, len(at))
+    check.headline = (f"{rung} max R(r*)/ε_task", float(worst), "<=", 1.0, len(at))
     return check
 
 

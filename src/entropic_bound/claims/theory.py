@@ -82,7 +82,7 @@ def counted(
     hits = int(ok.astype("boolean").fillna(False).sum())
     share = hits / n if n else float("nan")
     text = f"{what}: {hits}/{n}" + (f" = {share:.2f}" if n else "")
-    head = (quantity, share, need, n)
+    head = (quantity, share, "<=" if at_most else ">=", need, n)
     if n < v2["min_cases"]:
         return Check(
             None, f"{text} (insufficient data: < {v2['min_cases']} cases)", INSUFFICIENT, head

@@ -34,6 +34,7 @@ COLUMNS = [
     "verdict",
     "headline",
     "headline_value",
+    "headline_sense",
     "headline_threshold",
     "headline_n",
 ]
@@ -53,7 +54,8 @@ TABLE_FILES = {
 class Check:
     """One conjunct of a claim: passed is True, False, or None (no data to decide); ``status``
     says why a None is not plain missing input (INSUFFICIENT or ILL_POSED); ``headline`` is
-    (quantity, value, threshold, denominator) when this check carries the claim's number."""
+    (quantity, value, sense, threshold, denominator) when this check carries the claim's number
+    (sense ">=" or "<=": how the value is held to the threshold)."""
 
     passed: bool | None
     measured: str
@@ -136,7 +138,7 @@ def _row(claim: Claim, checks: list[Check], threshold: str) -> dict:
     heads = [c.headline for c in checks if c.headline is not None]
     # the claim's number: its first failing check's, else its first check's that has one
     failing = [c.headline for c in checks if c.headline is not None and c.passed is False]
-    head = (failing or heads or [(None, np.nan, np.nan, np.nan)])[0]
+    head = (failing or heads or [(None, np.nan, None, np.nan, np.nan)])[0]
     return {
         "registration": claim.registration,
         "claim": claim.cid,
@@ -146,8 +148,9 @@ def _row(claim: Claim, checks: list[Check], threshold: str) -> dict:
         "verdict": verdict_of(checks),
         "headline": head[0],
         "headline_value": head[1],
-        "headline_threshold": head[2],
-        "headline_n": head[3],
+        "headline_sense": head[2],
+        "headline_threshold": head[3],
+        "headline_n": head[4],
     }
 
 

@@ -14,7 +14,6 @@ _EXPORTS = {
     "beyond_the_verdicts": "beyond",
     "HEADLINE_TABLES": "scale",
     "Headline": "scale",
-    "headlines": "scale",
     "read_run_tables": "scale",
     "scale_rows": "scale",
     "verdict_by_scale": "scale",

@@ -3,8 +3,8 @@
 The paper grid is run at several d = n, each through the normal pipeline into its own
 ``results/<run_name>/`` (config/scale/scales.yaml lists the configs). This module reads those
 runs' cached tables and tabulates, per claim and d, the run's verdict (from its claims.csv,
-computed by claims.py: never recomputed here) and one **headline number**: the quantity of the
-claim's most telling check, beside its pre-registered threshold from config/claims.yaml.
+computed by the claims: never recomputed here) and its **headline number**, which each claim emits
+itself into claims.csv (quantity, value, threshold, denominator), for every registration.
 
 The headline **margin** puts every claim on one axis: (value − threshold) / threshold when the
 check is "value ≥ threshold", (threshold − value) / threshold when it is "value ≤ threshold", so a
@@ -21,130 +21,36 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: tables of a run the headlines read, under results/<run_name>/tables/
-HEADLINE_TABLES = (
-    "claims.csv",
-    "risk_curves.csv",
-    "learned_ranks.csv",
-    "data_only_predictions.csv",
-    "T2_intrinsic_ranks.csv",
-    "T3_estimators.csv",
-    "T4_frontier.csv",
-)
-COLUMNS = ["claim", "d", "verdict", "headline", "value", "sense", "threshold", "margin"]
+#: the table of a run the scale study reads, under results/<run_name>/tables/: each claim emits its
+#: own verdict and headline number there (claims/verdict.py), so nothing is recomputed here
+HEADLINE_TABLES = ("claims.csv",)
+COLUMNS = [
+    "registration",
+    "claim",
+    "d",
+    "verdict",
+    "headline",
+    "value",
+    "sense",
+    "threshold",
+    "n",
+    "margin",
+]
 
 
 @dataclass(frozen=True)
 class Headline:
     text: str
     value: float
-    sense: str  # ">=" or "<="
+    sense: str  # ">=", "<=" (or the strict "<" of v1's C9 noisy check)
     threshold: float
 
     @property
     def margin(self) -> float:
-        if not np.isfinite(self.value) or self.threshold == 0:
+        if not np.isfinite(self.value) or self.threshold == 0 or not self.sense:
             return float("nan")
         m = (self.value - self.threshold) / abs(self.threshold)
-        return m if self.sense == ">=" else -m
-
-
-def _rate(mask: pd.Series) -> float:
-    return float(mask.mean()) if len(mask) else float("nan")
-
-
-def headlines(t: dict[str, pd.DataFrame], claims: dict) -> dict[str, Headline]:
-    """One headline per claim from a run's tables (keys: file stems of HEADLINE_TABLES)."""
-    est = claims["estimator"]
-    rc = t["risk_curves"]
-    trained = rc[(rc["student_class"] == rc["rung"]) & ~rc["static_student"].astype(bool)]
-    l0 = trained[trained["rung"] == "L0"]
-    deficient = l0[(l0["rank"] < l0["r_star"]) & (l0["R_theory"] > 0)]
-    at_knee = l0[l0["rank"] == l0["r_star"]]
-    lr = t["learned_ranks"]
-    lr = lr[(lr["estimator"] == est)]
-    dop = t["data_only_predictions"]
-    ps = dop[(dop["predictor"] == "P_static") & (dop["estimator"] == est)]
-    t2 = t["T2_intrinsic_ranks"]
-    t2 = t2[t2["sigma"] == 0]
-    t3 = t["T3_estimators"]
-    t3 = t3[t3["kernels"].str.startswith("learned") & (t3["estimator"] == est)]
-    t4 = t["T4_frontier"]
-    c9 = claims["C9"]
-    inv = t4[
-        (t4["predictor"] == "P_invert")
-        & (t4["estimator"] == est)
-        & np.isclose(t4["sigma"], c9["noisy_sigma_invert"])
-        & (t4["beta"] <= c9["max_beta_invert"])
-    ]
-    attention = claims["C5"]["rungs"]
-    # C4's headline is its noisy-copy check, the harder of its two (at d = 64 the one that fails)
-    l0_noisy = ps[(ps["class"] == "L0") & np.isclose(ps["sigma"], claims["C4"]["noisy_sigma"])]
-    static_rungs = t2[t2["rung"].isin(["L0", "L1", "L2"])]
-    return {
-        "C1": Headline(
-            "L0 min R/R* over r < r*",
-            float((deficient["R"] / deficient["R_theory"]).min()) if len(deficient) else np.nan,
-            ">=",
-            claims["C1"]["min_ratio_to_theory"],
-        ),
-        "C2": Headline(
-            "L0 max R(r*)",
-            float(at_knee["R"].max()) if len(at_knee) else np.nan,
-            "<=",
-            claims["C2"]["max_risk"],
-        ),
-        "C3": Headline(
-            "L0 learned r_E = r* rate",
-            _rate(lr.loc[lr["rung"] == "L0", "r_hat"] == lr.loc[lr["rung"] == "L0", "r_star"]),
-            ">=",
-            claims["C3"]["min_exact_rate"],
-        ),
-        "C4": Headline(
-            f"P_static = r* rate on L0 copies at σ = {claims['C4']['noisy_sigma']:g}",
-            _rate(l0_noisy["r_hat"] == l0_noisy["r_star"]),
-            ">=",
-            claims["C4"]["min_exact_rate_noisy"],
-        ),
-        "C5": Headline(
-            "P_static ≠ r* rate on " + ", ".join(attention),
-            _rate(
-                ps.loc[ps["class"].isin(attention) & (ps["sigma"] == 0), "r_hat"]
-                != ps.loc[ps["class"].isin(attention) & (ps["sigma"] == 0), "r_star"]
-            ),
-            ">=",
-            claims["C5"]["min_mismatch_rate"],
-        ),
-        "C6": Headline(
-            "P_static = r_emp = r* rate on L0–L2",
-            _rate(
-                (static_rungs["P_static"] == static_rungs["r_emp"])
-                & (static_rungs["r_emp"] == static_rungs["r_star"])
-            ),
-            ">=",
-            claims["C6"]["min_match_rate_static_rungs"],
-        ),
-        "C7": Headline(
-            "L4 r_emp = r* rate",
-            _rate(t2.loc[t2["rung"] == "L4", "r_emp"] == t2.loc[t2["rung"] == "L4", "r_star"]),
-            ">=",
-            claims["C7"]["min_exact_rate"],
-        ),
-        "C8": Headline(
-            f"{est} exact rate on learned {claims['C8']['rung']}",
-            float(t3.loc[t3["rung"] == claims["C8"]["rung"], "exact_rate"].mean()),
-            ">=",
-            claims["C8"]["min_exact_rate"],
-        ),
-        "C9": Headline(
-            f"P_invert exact rate at σ = {c9['noisy_sigma_invert']:g}, β ≤ {c9['max_beta_invert']:g}",
-            float((inv["exact_rate"] * inv["n_cases"]).sum() / inv["n_cases"].sum())
-            if len(inv) and inv["n_cases"].sum() > 0
-            else np.nan,
-            "<=",
-            c9["max_exact_rate_invert_noisy"],
-        ),
-    }
+        return m if self.sense.startswith(">") else -m
 
 
 def read_run_tables(run_dir) -> dict[str, pd.DataFrame]:
@@ -158,60 +64,85 @@ def read_run_tables(run_dir) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def scale_rows(d: int, tables: dict[str, pd.DataFrame], claims: dict) -> pd.DataFrame:
-    """Rows (claim, d, verdict, headline, value, sense, threshold, margin) of one run."""
-    verdicts = dict(zip(tables["claims"]["claim"], tables["claims"]["verdict"]))
+def scale_rows(d: int, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Rows of one run: every registration × claim with its verdict and its headline, as the
+    claim itself wrote them into claims.csv (a run written before the registration column had
+    only v1)."""
+    claims = tables["claims"]
+    if "registration" not in claims:
+        claims = claims.assign(registration="v1")
     rows = []
-    for claim, h in headlines(tables, claims).items():
+    for r in claims.itertuples(index=False):
+        sense = getattr(r, "headline_sense", None)
+        sense = sense if isinstance(sense, str) else ""
+        h = Headline(
+            str(getattr(r, "headline", "") or ""),
+            float(getattr(r, "headline_value", np.nan)),
+            sense,
+            float(getattr(r, "headline_threshold", np.nan)),
+        )
         rows.append(
             {
-                "claim": claim,
+                "registration": r.registration,
+                "claim": r.claim,
                 "d": d,
-                "verdict": verdicts.get(claim, "missing input"),
+                "verdict": r.verdict,
                 "headline": h.text,
                 "value": h.value,
-                "sense": h.sense,
+                "sense": sense,
                 "threshold": h.threshold,
+                "n": float(getattr(r, "headline_n", np.nan)),
                 "margin": h.margin,
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def verdict_by_scale(runs: dict[int, dict[str, pd.DataFrame]], claims: dict) -> pd.DataFrame:
-    """The long table claim × d of every run (runs: d -> its tables)."""
-    parts = [scale_rows(d, runs[d], claims) for d in sorted(runs)]
+def verdict_by_scale(runs: dict[int, dict[str, pd.DataFrame]]) -> pd.DataFrame:
+    """The long table registration × claim × d of every run (runs: d -> its tables)."""
+    parts = [scale_rows(d, runs[d]) for d in sorted(runs)]
     out = pd.concat(parts, ignore_index=True)
-    return out.sort_values(["claim", "d"], kind="stable").reset_index(drop=True)
+    return out.sort_values(["registration", "claim", "d"], kind="stable").reset_index(drop=True)
 
 
 def scale_markdown(table: pd.DataFrame) -> str:
-    """Claim × d grid: verdict and headline value per cell (exploratory, no verdict)."""
+    """Claim × d grids, one per registration: verdict and headline value per cell
+    (exploratory, no verdict of its own)."""
     ds = sorted(table["d"].unique())
     lines = [
         "Verdict by scale (exploratory: no verdict of its own; each cell is that run's verdict "
-        "and its headline value, threshold in the last column).",
+        "and the claim's own headline value, threshold in the last column).",
         "",
-        "| claim | headline | " + " | ".join(f"d = {d}" for d in ds) + " | threshold |",
-        "|---|---|" + "---|" * len(ds) + "---|",
     ]
-    for claim, g in table.groupby("claim", sort=True):
-        cells = []
-        for d in ds:
-            r = g[g["d"] == d]
-            if r.empty:
-                cells.append("not run")
-                continue
-            r = r.iloc[0]
-            word = "✓" if r["verdict"] == "reproduced" else f"**{r['verdict']}**"
-            cells.append(f"{word} {r['value']:.3g}")
-        first = g.iloc[0]
-        lines.append(
-            f"| {claim} | {first['headline']} | "
-            + " | ".join(cells)
-            + f" | {first['sense']} {first['threshold']:g} |"
-        )
-    return "\n".join(lines) + "\n"
+    for reg, part in table.groupby("registration", sort=True):
+        lines += [
+            f"**Registration {reg}**",
+            "",
+            "| claim | headline | " + " | ".join(f"d = {d}" for d in ds) + " | threshold |",
+            "|---|---|" + "---|" * len(ds) + "---|",
+        ]
+        for claim, g in part.groupby("claim", sort=True):
+            cells = []
+            for d in ds:
+                r = g[g["d"] == d]
+                if r.empty:
+                    cells.append("not run")
+                    continue
+                r = r.iloc[0]
+                word = "✓" if r["verdict"] == "reproduced" else f"**{r['verdict']}**"
+                value = "" if not np.isfinite(r["value"]) else f" {r['value']:.3g}"
+                cells.append(f"{word}{value}")
+            first = g.dropna(subset=["value"]).iloc[0] if g["value"].notna().any() else g.iloc[0]
+            limit = (
+                ""
+                if not np.isfinite(first["threshold"])
+                else f"{first['sense']} {first['threshold']:g}"
+            )
+            lines.append(
+                f"| {claim} | {first['headline']} | " + " | ".join(cells) + f" | {limit} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
 
 
 def figure_scale(table: pd.DataFrame):
@@ -220,6 +151,7 @@ def figure_scale(table: pd.DataFrame):
     import seaborn as sns
     from matplotlib.figure import Figure
 
+    table = table[table["registration"] == table["registration"].max()]  # the latest
     claims = sorted(table["claim"].unique())
     colors = sns.color_palette("colorblind", max(len(claims), 3)) + sns.color_palette(
         "dark", max(len(claims) - 10, 1)
@@ -250,6 +182,10 @@ def figure_scale(table: pd.DataFrame):
         ax.set_xticks(ds, [str(d) for d in ds])
         ax.set_xlabel("d = n (token dimension = tokens per sequence)")
         ax.set_ylabel("headline margin (relative to threshold; ≥ 0 passes)")
-        ax.set_title("Verdict by scale (exploratory): hollow = claim not reproduced at that d")
+        ax.set_title(
+            f"Verdict by scale, registration {table['registration'].max()} (exploratory): "
+            "hollow = not reproduced at that d",
+            fontsize=8,
+        )
         fig.legend(loc="outside right center", frameon=False, title="claim")
     return fig
