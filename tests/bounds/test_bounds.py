@@ -95,3 +95,21 @@ def test_per_task_epsilon_equal_to_the_scalar_trains_the_same_bits():
     # a smaller ε_task on task 1 keeps its students training at least as long
     steps = lambda m: m.set_index(["task_id", "rank"])["steps"]  # noqa: E731
     assert (steps(c).loc[tasks[1][1]["task_id"]] >= steps(a).loc[tasks[1][1]["task_id"]]).all()
+
+
+def test_only_the_deficiency_rungs_get_every_rank(tmp_path):
+    """L1 is not a deficiency rung: its tasks get R*(r* − 1) alone; L0 (a deficiency rung) all."""
+    import json
+
+    import numpy as np
+
+    from entropic_bound.bounds.stage import rung_bounds
+
+    cfg = {"bounds": {"ranks": "all", "deficiency_rungs": ["L0", "L3", "L4"], "n_seqs": 64,
+                      "max_iter": 2, "grad_tol": 1e-5, "chunk": 4}}
+    for rung in ("L0", "L1"):
+        arrays, meta = _task(rung, 4, n=4, d=4, n_train=64)
+        path = tmp_path / f"{rung}.npz"
+        np.savez(path, **arrays, meta=np.array(json.dumps(meta)))
+        ranks = list(rung_bounds(cfg, [path])["rank"])
+        assert ranks == ([1, 2, 3] if rung == "L0" else [3]), (rung, ranks)

@@ -57,9 +57,9 @@ def rung_bounds(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     b = cfg["bounds"]
     tasks = [load_task(p) for p in task_paths]
     metas = [m for _, m in tasks]
-    problems = [
-        Problem(i, r) for i, m in enumerate(metas) for r in bound_ranks(m["r_star"], b["ranks"])
-    ]
+    # the rungs whose deficiency a claim tests get bounds.ranks; the others r* − 1 (ε_task)
+    mode = b["ranks"] if metas and metas[0]["class"] in b["deficiency_rungs"] else "knee"
+    problems = [Problem(i, r) for i, m in enumerate(metas) for r in bound_ranks(m["r_star"], mode)]
     if problems and parse_rung(metas[0]["class"])[0] != "L0":
         settings = BoundSettings(b["n_seqs"], b["max_iter"], b["grad_tol"], b["chunk"])
         solved = optimised_bounds(tasks, problems, settings, progress=progress)
