@@ -105,8 +105,16 @@ def test_only_the_deficiency_rungs_get_every_rank(tmp_path):
 
     from entropic_bound.bounds.stage import rung_bounds
 
-    cfg = {"bounds": {"ranks": "all", "deficiency_rungs": ["L0", "L3", "L4"], "n_seqs": 64,
-                      "max_iter": 2, "grad_tol": 1e-5, "chunk": 4}}
+    cfg = {
+        "bounds": {
+            "ranks": "all",
+            "deficiency_rungs": ["L0", "L3", "L4"],
+            "n_seqs": 64,
+            "max_iter": 2,
+            "grad_tol": 1e-5,
+            "chunk": 4,
+        }
+    }
     for rung in ("L0", "L1"):
         arrays, meta = _task(rung, 4, n=4, d=4, n_train=64)
         path = tmp_path / f"{rung}.npz"
