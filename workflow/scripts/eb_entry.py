@@ -8,7 +8,9 @@ finds this file. On import it
   ``entropic_bound`` is imported: an import error lands in the log (a job killed by SLURM keeps
   every line written so far);
 * puts ``<clone>/src`` first on ``sys.path``: the library is the clone's own, installed or not
-  (a ``--sdm conda`` environment does not install it; see envs/).
+  (a ``--sdm conda`` environment does not install it; see envs/);
+* for a job of more than one thread, sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads
+  (``entropic_bound.core.runner.quiet_openmp``: idle OpenMP workers sleep instead of spinning).
 
 ``entropic_bound.core.runner.run`` then keeps writing to the same log.
 """
@@ -22,3 +24,7 @@ _sm = getattr(sys.modules["__main__"], "snakemake", None)
 if _sm is not None and len(_sm.log):
     sys.stderr = open(_sm.log[0], "w", buffering=1)
 sys.path.insert(0, str(SRC))
+if _sm is not None:
+    from entropic_bound.core.runner import quiet_openmp
+
+    quiet_openmp(int(getattr(_sm, "threads", 1) or 1))
