@@ -126,7 +126,8 @@ def test_training_logs_show_progress(run_a):
     run_dir, _ = run_a
     logs = sorted((run_dir / "logs" / "train").glob("*.log"))
     assert len(logs) == 13  # 12 jobs of the grid and the exploratory one by beta
-    for log in [*logs, run_dir / "logs" / "predict.log", run_dir / "logs" / "frontier.log"]:
+    others = ("predict", "frontier", "boundaries", "c8_by_beta")  # boundaries: ~50 s at paper scale
+    for log in [*logs, *(run_dir / "logs" / f"{name}.log" for name in others)]:
         lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[progress]")]
         assert lines and "(100%)" in lines[-1] and "ETA 0:00" in lines[-1], log.name
 
