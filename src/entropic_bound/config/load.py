@@ -202,15 +202,19 @@ def load_run_config(path, base=None) -> dict:
     return validate(merged(read_config(base), read_config(path)))
 
 
-def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
+def check_workflow_config(cfg: dict, configfiles, claims_path, overrides=None) -> dict:
     """What the Snakefile runs before any rule: re-read every config file Snakemake merged
     into ``cfg`` strictly (Snakemake's own reader accepts duplicate keys and alias bombs),
-    validate the merged ``cfg`` in place, and return the validated claims thresholds."""
+    type the nested ``--config`` values (``overrides``; :mod:`.overrides`), validate the merged
+    ``cfg`` in place, and return the validated claims thresholds."""
+    from entropic_bound.config.overrides import typed_overrides
+
     for path in configfiles:
         try:
             read_strict(path)
         except StrictYAMLError as exc:
             raise ConfigError(str(exc)) from None
+    typed_overrides(cfg, overrides or {})
     validate(cfg, "config")
     claims = load_config(claims_path, "claims")
     check_claims_estimators(cfg, claims)
