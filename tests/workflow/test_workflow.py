@@ -122,6 +122,22 @@ def test_report_has_metadata_and_claims_first(run_a):
     assert '"Other": ' not in html  # every item has its category and subcategory
 
 
+def test_every_artifacts_config_hash_resolves_to_a_stored_config(run_a):
+    """results/<run>/configs/<hash>.yaml for every hash a stamp names (each job stores its own
+    config as it starts), and that file hashes to its name."""
+    import yaml
+
+    from entropic_bound.config.load import config_hash
+
+    run_dir, _ = run_a
+    prov = json.loads((run_dir / "provenance.json").read_text())
+    hashes = {a["config_hash"] for a in prov["artifacts"].values()}
+    assert hashes and set(prov["configs"]) == hashes
+    for h, rel in prov["configs"].items():
+        assert rel == f"configs/{h}.yaml", (h, rel)
+        assert config_hash(yaml.safe_load((run_dir / rel).read_text())) == h
+
+
 def test_training_logs_show_progress(run_a):
     run_dir, _ = run_a
     logs = sorted((run_dir / "logs" / "train").glob("*.log"))

@@ -10,7 +10,10 @@ finds this file. On import it
 * puts ``<clone>/src`` first on ``sys.path``: the library is the clone's own, installed or not
   (a ``--sdm conda`` environment does not install it; see envs/);
 * for a job of more than one thread, sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads
-  (``entropic_bound.core.runner.quiet_openmp``: idle OpenMP workers sleep instead of spinning).
+  (``entropic_bound.core.runner.quiet_openmp``: idle OpenMP workers sleep instead of spinning);
+* stores the job's config as ``results/<run>/configs/<hash>.yaml`` (once per config), so that
+  the config hash of every artifact it stamps resolves to a config
+  (``entropic_bound.config.provenance.store_config``).
 
 ``entropic_bound.core.runner.run`` then keeps writing to the same log.
 """
@@ -28,3 +31,7 @@ if _sm is not None:
     from entropic_bound.core.runner import quiet_openmp
 
     quiet_openmp(int(getattr(_sm, "threads", 1) or 1))
+    if isinstance(getattr(_sm, "config", None), dict) and "run_name" in _sm.config:
+        from entropic_bound.config.provenance import store_config
+
+        store_config(_sm.config)  # results/<run>/configs/<hash>.yaml: every stamp resolves
