@@ -5,19 +5,25 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SMK     := $(BIN)/snakemake
 
-.PHONY: venv reproduce quick test bench bench-gpu test-cluster
+.PHONY: venv reproduce verify quick test bench bench-gpu test-cluster
 
-$(STAMP): pyproject.toml
+LOCK    := requirements/lock.txt
+
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,workflow,cluster]'  # library + Snakemake, plotting, SLURM, test tools
+	# library + Snakemake, plotting, SLURM, test tools, at the lock's exact versions
+	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev,workflow,cluster]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create .venv and install the project with its exact pins (idempotent)
+venv: $(STAMP)  ## create .venv and install the project at the lock's exact versions (idempotent)
 
 reproduce: $(STAMP)  ## paper scale, every figure, table and claim verdict
 	$(SMK) reproduce-all --cores all
 	$(SMK) reproduce-all --cores all --report results/paper/report.html
+
+verify: $(STAMP)  ## results/paper against the shipped reference, within measured tolerances (docs/reproducibility.md)
+	$(BIN)/entropic-bound verify results/paper
 
 quick: $(STAMP)  ## CI scale, about two minutes
 	$(SMK) reproduce-all --cores all --configfile config/quick.yaml

@@ -19,6 +19,9 @@ Reported: the median of each over the repeats (and every repeat), the thread cou
                      Q Kᵀ and Adam (small)
   speedup_vs_naive   median over repeats of naive seconds / engine seconds
   cpu                the CPU model and the fused kernel's vector width on it (AVX2: 8 floats)
+  omp_wait_policy    $OMP_WAIT_POLICY as the process saw it (set it before the run: libgomp
+                     reads it when torch loads)
+The fused kernel is built (or loaded from its cache) before the first timing.
   peak_rss_mb        peak resident memory of this process
   students_per_second trained students (to convergence or retirement) per wall second
 ``--products dense,factored`` (train.products) runs the engine once per form in each repeat,
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import resource
 import statistics
 import time
@@ -174,6 +178,10 @@ def main(argv=None) -> None:
     forms = (args.products or t.get("products", "auto")).split(",")
     form_s: dict[str, list[float]] = {f: [] for f in forms}
     threads = {"peak": [], "engine": [], "naive": []}
+    if backend in ("auto", "fused"):
+        # build (or load) the C kernel before any timing: a cold cache otherwise times the
+        # compiler in the first repeat (14.0 s against 5.5-5.8 s warm, issue 23)
+        fused.available()
     for _ in range(args.repeats):
         threads["peak"].append(torch.get_num_threads())
         peak = gemm_peak_gflops()
@@ -239,6 +247,7 @@ def main(argv=None) -> None:
                 "repeats_naive_seconds": [round(v, 1) for v in runs["naive_s"]],
                 "repeats_peak_fraction": [round(v, 3) for v in runs["fraction"]],
                 "threads": {key: sorted(set(v)) for key, v in threads.items()},
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
                 "backend": str(m.backend.iloc[0]),
                 "products": forms[0],
                 **(

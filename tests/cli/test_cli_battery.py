@@ -723,3 +723,49 @@ def test_hypothesis_headers_never_crash(
         assert "Traceback" not in err and "internal error" not in err, err
         if rc == 2:
             assert out == "" and err.count("\n") == 1 and err.startswith("entropic-bound: error: ")
+
+
+# ------------------------------------------------ members shorter than their headers (issue 23)
+
+
+def _short_member(tmp: Path, compress) -> Path:
+    """X's .npy header declares 96 rows, its member holds the 48 of X0; Y0 follows."""
+    forged = npy_bytes(header(shape="(96, 6, 4)"), X0.tobytes())
+    return _zip(tmp / f"short{compress}.npz", [("X.npy", forged), ("Y.npy", _npy(Y0))], compress)
+
+
+def _member_taking_the_next(tmp: Path) -> Path:
+    """X's sizes (local and central, CRC-32 recomputed) forged to run on over Y's header and
+    data, with its .npy header declaring the rows those bytes would make: a reader that trusts
+    the sizes reads Y's zip header as X's numbers."""
+    import struct
+    import zlib
+
+    big = npy_bytes(header(shape="(60, 6, 4)"), X0.tobytes())
+    path = _zip(tmp / "overlap.npz", [("X.npy", big), ("Y.npy", _npy(Y0))])
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        ix, iy = zf.infolist()
+    start = ix.header_offset + 30 + len("X.npy")
+    size = iy.header_offset + 30 + len("Y.npy") + iy.file_size - start
+    crc = zlib.crc32(bytes(raw[start : start + size]))
+    struct.pack_into("<III", raw, ix.header_offset + 14, crc, size, size)
+    central = raw.index(b"PK\x01\x02")
+    struct.pack_into("<III", raw, central + 16, crc, size, size)
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("case", ["stored", "deflated", "sizes forged over the next member"])
+def test_inspect_refuses_a_member_shorter_than_its_header(capsys, tmp_path, case):
+    """Before: inspect listed X as "unreadable" (or, with forged sizes, read Y's bytes as X's
+    rows and printed their statistics) and exited 0."""
+    path = {
+        "stored": lambda: _short_member(tmp_path, zipfile.ZIP_STORED),
+        "deflated": lambda: _short_member(tmp_path, zipfile.ZIP_DEFLATED),
+        "sizes forged over the next member": lambda: _member_taking_the_next(tmp_path),
+    }[case]()
+    says = "belong to member Y.npy" if case.startswith("sizes") else "truncated"
+    assert_refused(capsys, tmp_path, "inspect", path, says=says)
+    assert_refused(capsys, tmp_path, "inspect", path, "--json", says=says)
+    assert_refused(capsys, tmp_path, "predict", path, "--no-static", says=says)

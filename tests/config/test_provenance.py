@@ -89,3 +89,28 @@ def test_clear_partial_removes_only_the_partial_claims(tmp_path):
     clear_partial(tmp_path)  # nothing to remove: no error
     assert not (tmp_path / PARTIAL_DIR).exists()
     assert (tmp_path / "claims.md").read_text() == "complete\n"
+
+
+def test_a_stored_config_is_the_one_its_name_hashes(tmp_path):
+    import yaml
+
+    from entropic_bound.config.load import config_hash, load_config
+    from entropic_bound.config.provenance import store_config
+
+    cfg = load_config(__import__("pathlib").Path(__file__).parents[2] / "config" / "quick.yaml")
+    path = store_config(cfg, tmp_path)
+    assert path == tmp_path / "results" / cfg["run_name"] / "configs" / f"{config_hash(cfg)}.yaml"
+    back = yaml.safe_load(path.read_text())
+    assert back == cfg and config_hash(back) == config_hash(cfg)
+    mtime = path.stat().st_mtime_ns
+    assert store_config(cfg, tmp_path) == path and path.stat().st_mtime_ns == mtime  # once
+
+
+def test_provenance_json_maps_each_hash_to_its_stored_config(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "h1.yaml").write_text("seed: 0\n")
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    write_table(pd.DataFrame({"x": [1]}), a, {"config_hash": "h1", "git_commit": "g"})
+    write_table(pd.DataFrame({"x": [1]}), b, {"config_hash": "h0", "git_commit": "g"})
+    out = summarize_provenance(CFG, [a, b], tmp_path / "provenance.json")
+    assert out["configs"] == {"h0": None, "h1": "configs/h1.yaml"}

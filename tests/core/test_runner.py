@@ -1,5 +1,6 @@
 """runner.run: a job's exit status, its log, and the hard exit that skips interpreter teardown."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -76,3 +77,43 @@ def test_run_without_hard_exit_returns(tmp_path):
     finally:
         sys.stderr = stderr
     assert seen == [sm]
+
+
+# --- OMP_WAIT_POLICY: jobs of more than one thread get passive OpenMP workers -------------------
+
+
+def test_quiet_openmp_sets_passive_only_for_more_than_one_thread():
+    from entropic_bound.core.runner import quiet_openmp
+
+    env = {}
+    assert quiet_openmp(1, env) is False and env == {}
+    assert quiet_openmp(2, env) is True and env == {"OMP_WAIT_POLICY": "PASSIVE"}
+    mine = {"OMP_WAIT_POLICY": "ACTIVE"}  # a user's own choice is kept
+    assert quiet_openmp(4, mine) is False and mine == {"OMP_WAIT_POLICY": "ACTIVE"}
+
+
+@pytest.mark.parametrize(
+    "threads, preset, expected", [(2, None, "PASSIVE"), (1, None, None), (2, "ACTIVE", "ACTIVE")]
+)
+def test_eb_entry_sets_the_wait_policy_before_torch_loads(tmp_path, threads, preset, expected):
+    """A workflow script as Snakemake runs it: the policy is in the environment when the script's
+    own imports start, and torch has not been imported by then (libgomp reads it on load)."""
+    from pathlib import Path
+
+    scripts = Path(__file__).resolve().parents[2] / "workflow" / "scripts"
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import os, sys, types\n"
+        f"snakemake = types.SimpleNamespace(log=[], rule='demo', threads={threads})\n"
+        f"sys.path.append({str(scripts)!r})\n"
+        "import eb_entry\n"
+        "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(expected), "False"]

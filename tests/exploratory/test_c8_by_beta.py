@@ -83,6 +83,22 @@ def test_estimators_by_beta_by_hand():
     assert (key.xs(DATA_ONLY)["n"] == 1).all()
 
 
+def test_estimators_by_beta_reports_progress_per_beta():
+    calls = []
+    t = estimators_by_beta(
+        _learned(),
+        _frontier(),
+        [1.0, 2.0],
+        ESTS,
+        n_tokens=4,
+        tol=1e-3,
+        progress=lambda d, n: calls.append((d, n)),
+    )
+    assert calls == [(0, 2), (1, 2), (2, 2)]
+    ref = estimators_by_beta(_learned(), _frontier(), [1.0, 2.0], ESTS, n_tokens=4, tol=1e-3)
+    pd.testing.assert_frame_equal(t, ref)
+
+
 def test_estimators_by_beta_without_inputs_is_empty():
     t = estimators_by_beta(None, None, [1.0], ESTS, n_tokens=4, tol=1e-3)
     assert t.empty and list(t.columns)[0] == "kernels"

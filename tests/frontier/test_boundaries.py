@@ -190,6 +190,15 @@ def test_boundaries_are_reproducible():
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_boundaries_report_progress_per_cell_without_changing_the_table():
+    """Three (B, n) cells: B = 16 at budget_n's n = 4, then B = 64 at n = 4 and 8."""
+    calls = []
+    cfg = {**BCFG, "n_seqs": [16]}
+    with_progress = boundaries_table(FCFG, cfg, 0, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    pd.testing.assert_frame_equal(with_progress, boundaries_table(FCFG, cfg, 0))
+
+
 def test_a_config_without_curves_gives_an_empty_table():
     t = boundaries_table(FCFG, {**BCFG, "n": [], "n_seqs": [], "budget_n": []}, 0)
     assert t.empty and list(t.columns) == COLUMNS

@@ -1,4 +1,5 @@
-"""envs/*.yaml pin exactly what pyproject.toml pins."""
+"""envs/*.yaml pin exactly what requirements/lock.txt pins, and the lock lies within the
+ranges of pyproject.toml."""
 
 import re
 import shutil
@@ -6,38 +7,62 @@ import tomllib
 from pathlib import Path
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[2]
+LOCK = REPO / "requirements" / "lock.txt"
 
 
 def _pins(reqs):
     out = {}
     for r in reqs:
-        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;]+)", r.strip())
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^\s;#]+)", r.strip())
         if m:
-            out[m.group(1).lower()] = m.group(2)
+            out[m.group(1).lower().replace("_", "-")] = m.group(2)
     return out
 
 
-def test_conda_envs_agree_with_pyproject():
+def lock_pins() -> dict[str, str]:
+    lines = [ln for ln in LOCK.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    pins = _pins(lines)
+    assert len(pins) == len(lines), "every line of the lock is name==version"
+    return pins
+
+
+def _project_requirements() -> list[Requirement]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    # the envs hold the library and its extras (plot, workflow): pins of both
     reqs = [*project["dependencies"], *sum(project["optional-dependencies"].values(), [])]
-    reqs = [r for r in reqs if not r.startswith("entropic-bound")]  # an extra naming others
-    pins = _pins(reqs)
-    assert all("==" in r for r in reqs), "every dependency is pinned exactly"
+    return [Requirement(r) for r in reqs if not r.startswith("entropic-bound")]
+
+
+def test_the_lock_pins_every_dependency_within_its_range():
+    pins = lock_pins()
+    for req in _project_requirements():
+        name = req.name.lower()
+        assert name in pins, f"{name} is not in requirements/lock.txt"
+        assert Version(pins[name]) in req.specifier, f"lock {name}=={pins[name]} outside {req}"
+
+
+def test_conda_envs_agree_with_the_lock():
+    pins = lock_pins()
     envs = sorted((REPO / "envs").glob("*.yaml"))
     assert envs
     for env in envs:
         deps = yaml.safe_load(env.read_text())["dependencies"]
         pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
         env_pins = _pins(pip)
-        assert env_pins, env
+        assert env_pins and len(env_pins) == len(pip), f"{env.name}: every pip entry pinned"
         for name, version in env_pins.items():
             assert pins.get(name) == version, (
-                f"{env.name}: {name}=={version} but pyproject pins {pins.get(name)}"
+                f"{env.name}: {name}=={version} but requirements/lock.txt pins {pins.get(name)}"
             )
         assert "python=3.11" in deps
+
+
+def test_make_venv_installs_with_the_lock():
+    make = (REPO / "Makefile").read_text()
+    assert "-c $(LOCK)" in make and "LOCK    := requirements/lock.txt" in make
 
 
 # --- `snakemake --sdm conda`: how Snakemake resolves an env file ---

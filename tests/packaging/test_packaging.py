@@ -56,9 +56,30 @@ def test_core_dependencies_leave_workflow_and_plotting_to_extras():
     assert "entropic-bound[plot]" in extras["workflow"]
     for name in ("cluster", "dev"):
         assert "entropic-bound[workflow]" in extras[name]
+    assert PROJECT["requires-python"] == ">=3.11"
+
+
+#: lower bounds below the lock's version that were tested too
+OLDER_TESTED = {"setuptools": "77.0.3"}
+
+
+def test_dependencies_are_ranges_with_tested_lower_bounds():
+    """Ranges, not pins (so the library installs beside a user's stack): each has a lower bound,
+    the version of requirements/lock.txt, which make venv installs and the tests ran with."""
+    lock = (REPO / "requirements" / "lock.txt").read_text().splitlines()
+    pins = dict(
+        ln.lower().replace("_", "-").split("==") for ln in lock if ln and not ln.startswith("#")
+    )
+    extras = PROJECT["optional-dependencies"]
     for reqs in (PROJECT["dependencies"], *extras.values()):
         for r in map(Requirement, reqs):
-            assert r.name == "entropic-bound" or str(r.specifier).startswith("=="), r
+            if r.name == "entropic-bound":
+                continue
+            ops = {sp.operator: sp.version for sp in r.specifier}
+            assert "==" not in ops and "===" not in ops, f"{r}: an exact pin"
+            # setuptools: 77.0.3 builds the wheel too (the build-system range above)
+            want = OLDER_TESTED.get(r.name.lower(), pins[r.name.lower()])
+            assert ops.get(">=") == want, f"{r}: lower bound is not the tested version"
 
 
 def test_citation_cff_cites_the_paper_and_this_version():
@@ -186,6 +207,7 @@ def test_wheel_builds_without_warnings_and_validates_a_config(tmp_path):
         assert f"entropic_bound/{member}" in names
     meta = (site / "entropic_bound-0.1.0.dist-info" / "METADATA").read_text()
     assert "License-Expression: MIT" in meta
+    _check_metadata(meta)
 
     # -S: no site processing, so this venv's editable install (a .pth hook) is not seen; its
     # site-packages is appended for yaml and jsonschema only
@@ -211,6 +233,32 @@ def test_wheel_builds_without_warnings_and_validates_a_config(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "config key 'task.beta' is nan; every number must be finite"
+
+
+def _check_metadata(meta: str) -> None:
+    """The wheel's METADATA: ranges (no exact pin), Python >= 3.11 without an upper bound, a
+    one-line summary (not the README), the paper's URL."""
+    from email.parser import Parser
+
+    msg = Parser().parsestr(meta)
+    assert msg["Requires-Python"] == ">=3.11"
+    requires = [Requirement(r) for r in msg.get_all("Requires-Dist")]
+    core = [r for r in requires if r.marker is None]
+    assert {r.name for r in core} == {
+        "torch",
+        "numpy",
+        "pandas",
+        "pyarrow",
+        "pyyaml",
+        "jsonschema",
+        "tqdm",
+    }
+    for r in requires:
+        if r.name != "entropic-bound":
+            ops = {sp.operator for sp in r.specifier}
+            assert ">=" in ops and "==" not in ops, r
+    assert "\n" not in msg["Summary"] and len(msg["Summary"]) < 160
+    assert "Paper, https://arxiv.org/abs/2607.23050" in msg.get_all("Project-URL")
 
 
 def test_scripts_import_names_the_library_has():

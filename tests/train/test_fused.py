@@ -413,3 +413,20 @@ def test_evaluation_block_size_changes_nothing_but_rounding(rung):
         assert torch.allclose(got, ref, rtol=1e-6, atol=0)
     fused_mse = evaluate_fused(rung, X, Y, A, V, 1.0, P)
     assert torch.allclose(fused_mse.double(), ref, rtol=1e-5)
+
+
+def test_the_build_target_is_native_unless_chosen(monkeypatch):
+    """$ENTROPIC_BOUND_MARCH picks another -march (the AVX2 path on an AVX-512 machine, from
+    which benchmarks/reference/tolerances.yaml was measured); the cache key holds the flags."""
+    gcc = "gcc (GCC) 13.3.0"
+    monkeypatch.delenv(fused.MARCH_ENV, raising=False)
+    assert "-march=native" in fused.build_flags(gcc)
+    monkeypatch.setenv(fused.MARCH_ENV, "x86-64-v3")
+    flags = fused.build_flags(gcc)
+    assert "-march=x86-64-v3" in flags and "-march=native" not in flags
+    assert "--param=avoid-fma-max-bits=0" in flags  # kept: every a·b + c one FMA
+    assert "--param=avoid-fma-max-bits=0" not in fused.build_flags("clang version 18")
+    assert "built with -march=x86-64-v3" in fused.cpu_summary()
+    monkeypatch.setenv(fused.MARCH_ENV, "x86-64; rm -rf /")
+    with pytest.raises(RuntimeError, match="not a -march target"):
+        fused.build_flags(gcc)

@@ -29,6 +29,8 @@ CLAIMS = config_or_exit(
     config,
     workflow.configfiles,
     EB_ROOT / "config" / "claims.yaml",
+    # --config values: Snakemake leaves nested ones text ('train={"classes": ...}')
+    getattr(getattr(workflow, "config_settings", None), "overwrite_config", None),
 )
 
 

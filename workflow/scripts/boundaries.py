@@ -4,20 +4,23 @@ import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
 from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import write_table
+from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
 from entropic_bound.frontier.boundaries import boundaries_table
 
 
 def main(sm):
     p, claims = sm.config["predict"], sm.params.claims
-    df = boundaries_table(
-        sm.config["frontier"],
-        sm.config["exploratory"]["boundaries"],
-        sm.config["seed"],
-        estimator=claims["estimator"],
-        tol=claims["numerical_tol"],
-        clip=p["clip"],
-    )
+    with heartbeat("boundaries (n, budget) cells") as hb:
+        df = boundaries_table(
+            sm.config["frontier"],
+            sm.config["exploratory"]["boundaries"],
+            sm.config["seed"],
+            estimator=claims["estimator"],
+            tol=claims["numerical_tol"],
+            clip=p["clip"],
+            progress=hb.update,
+        )
     write_table(df, sm.output[0], provenance(sm.config, rule="boundaries"))
 
 

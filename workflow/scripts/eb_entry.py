@@ -8,7 +8,12 @@ finds this file. On import it
   ``entropic_bound`` is imported: an import error lands in the log (a job killed by SLURM keeps
   every line written so far);
 * puts ``<clone>/src`` first on ``sys.path``: the library is the clone's own, installed or not
-  (a ``--sdm conda`` environment does not install it; see envs/).
+  (a ``--sdm conda`` environment does not install it; see envs/);
+* for a job of more than one thread, sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads
+  (``entropic_bound.core.runner.quiet_openmp``: idle OpenMP workers sleep instead of spinning);
+* stores the job's config as ``results/<run>/configs/<hash>.yaml`` (once per config), so that
+  the config hash of every artifact it stamps resolves to a config
+  (``entropic_bound.config.provenance.store_config``).
 
 ``entropic_bound.core.runner.run`` then keeps writing to the same log.
 """
@@ -22,3 +27,11 @@ _sm = getattr(sys.modules["__main__"], "snakemake", None)
 if _sm is not None and len(_sm.log):
     sys.stderr = open(_sm.log[0], "w", buffering=1)
 sys.path.insert(0, str(SRC))
+if _sm is not None:
+    from entropic_bound.core.runner import quiet_openmp
+
+    quiet_openmp(int(getattr(_sm, "threads", 1) or 1))
+    if isinstance(getattr(_sm, "config", None), dict) and "run_name" in _sm.config:
+        from entropic_bound.config.provenance import store_config
+
+        store_config(_sm.config)  # results/<run>/configs/<hash>.yaml: every stamp resolves

@@ -116,6 +116,9 @@ def array_stats(ref: ArrayRef) -> dict:
 def inspect_file(path: str) -> dict:
     """Shapes, dtypes, statistics and a task file's meta of every array in ``path``."""
     kind, refs = open_arrays(path)
+    damaged = next((r for r in refs.values() if r.damaged), None)
+    if damaged is not None:  # sizes that contradict each other: no array of it is trusted
+        raise InputError(damaged.problem, "re-create the file")
     arrays, meta = [], None
     for name, ref in refs.items():
         row = {

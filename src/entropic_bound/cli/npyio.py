@@ -56,6 +56,11 @@ class InputError(ValueError):
         self.what, self.todo = what, todo
 
 
+class DamagedError(InputError):
+    """The file's sizes contradict each other (a truncated member, members that overlap): the
+    whole file is suspect, not only the array (``inspect`` refuses it)."""
+
+
 _KINDS = {
     stat.S_IFIFO: "FIFO (named pipe)",
     stat.S_IFSOCK: "socket",
@@ -106,6 +111,7 @@ class ArrayRef:
     available: int = 0  # bytes after the header (in the file, or in the member)
     crc: tuple | None = None  # (member start, member size, CRC-32) of a stored member
     problem: str | None = None  # why the array cannot be read (reported only when it is used)
+    damaged: bool = False  # the problem is a damaged file (DamagedError), not an odd array
     label: str | None = None  # how to name the array in messages (default: name in path)
 
     @property
@@ -153,7 +159,7 @@ def read_header(fp, where: str, available: int) -> tuple[tuple, bool, np.dtype, 
         raise InputError(f"{where} declares an impossible shape {shape}", SAVE_HINT)
     need = math.prod(shape) * dtype.itemsize
     if need > available - header:
-        raise InputError(
+        raise DamagedError(
             f"{where} is truncated: its header declares shape {shape} of {dtype} "
             f"({need:,} bytes) but only {max(available - header, 0):,} bytes follow it",
             "re-create the file",
@@ -181,7 +187,7 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
         raise InputError(f"{ref.where()} is encrypted", "save it without encryption")
     if info.compress_type != zipfile.ZIP_STORED:
         if info.header_offset + info.compress_size > size:  # the ratio below trusts it
-            raise InputError(
+            raise DamagedError(
                 f"{ref.where()} claims {info.compress_size:,} compressed bytes that the archive "
                 "does not hold (truncated or damaged)",
                 "re-create the file",
@@ -208,7 +214,7 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
     if raw.read(name_len).decode(encoding, "replace") != info.orig_filename:
         raise InputError(f"{ref.where()}: its zip headers disagree on its name", "re-save the file")
     if info.compress_size != info.file_size or start + info.file_size > size:
-        raise InputError(
+        raise DamagedError(
             f"{ref.where()} claims {info.file_size:,} bytes that the archive does not hold "
             "(truncated or damaged)",
             "re-create the file",
@@ -217,6 +223,33 @@ def _member(zf: zipfile.ZipFile, raw, info: zipfile.ZipInfo, ref: ArrayRef, size
     ref.shape, ref.fortran, ref.dtype, header = read_header(raw, ref.where(), info.file_size)
     ref.offset, ref.available = start + header, info.file_size
     ref.crc = (start, info.file_size, info.CRC)
+
+
+def _overlapping(raw, infos: list[zipfile.ZipInfo], directory: int) -> dict:
+    """Members whose bytes run into the next member's header or the central directory, by name:
+    a function of the member's label giving the problem. A member's sizes (and CRC-32) can be
+    forged to take in the following member's bytes; its data would then be read from them."""
+    bad = {}
+    ordered = sorted(infos, key=lambda i: i.header_offset)
+    for info, nxt in zip(ordered, [*ordered[1:], None]):
+        bound = nxt.header_offset if nxt is not None else directory
+        raw.seek(info.header_offset)
+        local = raw.read(30)
+        if len(local) < 30:
+            continue  # _member reports the damaged header
+        data = info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+        end = data + int.from_bytes(local[28:30], "little") + info.compress_size
+        if end > bound:
+            what = f"member {nxt.filename}" if nxt is not None else "the zip directory"
+
+            def problem(where, what=what, over=end - bound):
+                return (
+                    f"{where} claims {over:,} bytes that belong to {what}: the archive is "
+                    "damaged or forged"
+                )
+
+            bad[info.filename] = problem
+    return bad
 
 
 def open_arrays(path: str, label: str | None = None) -> tuple[str, dict[str, ArrayRef]]:
@@ -240,6 +273,7 @@ def open_arrays(path: str, label: str | None = None) -> tuple[str, dict[str, Arr
             ) from None
         refs: dict[str, ArrayRef] = {}
         with zf:
+            overlapping = _overlapping(raw, infos, zf.start_dir)
             for info in infos:
                 if info.is_dir():
                     continue
@@ -250,8 +284,11 @@ def open_arrays(path: str, label: str | None = None) -> tuple[str, dict[str, Arr
                 else:
                     try:
                         _member(zf, raw, info, ref, size)
+                        if info.filename in overlapping:  # sizes within the file, yet forged
+                            raise DamagedError(overlapping[info.filename](ref.where()))
                     except InputError as exc:
                         ref.problem = str(exc.what)
+                        ref.damaged = isinstance(exc, DamagedError)
                     except Exception as exc:  # noqa: BLE001 - damaged member: say so when used
                         ref.problem = (
                             f"{ref.where()} cannot be read ({str(exc) or type(exc).__name__})"

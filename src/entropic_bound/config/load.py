@@ -7,7 +7,7 @@ A config is checked in four passes, each error one line that names the key (or b
 3. the JSON schema of ``schemas/<name>.schema.yaml`` (package data, so an installed package
    validates without the repository), whose ``default`` values are filled in as Snakemake's
    ``validate`` did;
-4. the rules that tie keys together (:func:`check_relations`): what would otherwise pass a
+4. the rules that tie keys together (:func:`.relations.check_relations`): what would otherwise pass a
    dry run and fail inside a job, or run and mislead.
 
 ``snakemake -n`` runs all four (``workflow/rules/common.smk``), so a bad config stops before
@@ -24,14 +24,15 @@ import math
 from importlib import resources
 from pathlib import Path
 
+from entropic_bound.config.relations import (  # noqa: F401  re-exported: their 0.1 home
+    RESERVED_RUN_NAMES,
+    SCALE_RUN_NAME,
+    ConfigError,
+    check_relations,
+)
 from entropic_bound.config.strict_yaml import MAX_VALUES, StrictYAMLError, read_strict
-from entropic_bound.core.rungs import STATIC_RUNGS, kernel_dim, rung_name
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-class ConfigError(ValueError):
-    """A config that cannot run as meant; the message (one line) names the key(s)."""
 
 
 @functools.cache
@@ -135,92 +136,6 @@ def validate_config(cfg: dict) -> dict:
     return validate(cfg, "config")
 
 
-def _keys(*keys: str) -> str:
-    """``'a' and 'b'``, ``'a', 'b' and 'c'``."""
-    quoted = [f"'{k}'" for k in keys]
-    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
-
-
-#: the scale study's directory under results/ (workflow/rules/scale.smk)
-SCALE_RUN_NAME = "scale"
-#: names under results/ that are not a run's: the scale study's and the file explaining results/
-RESERVED_RUN_NAMES = (SCALE_RUN_NAME, "README.md")
-
-
-def check_relations(cfg: dict) -> None:
-    """Rules between keys of a schema-valid pipeline config; each error names every key."""
-    if cfg["run_name"] in RESERVED_RUN_NAMES:
-        raise ConfigError(
-            f"config key 'run_name': results/{cfg['run_name']} is not a run's directory "
-            f"({', '.join(RESERVED_RUN_NAMES)} are taken); choose another name"
-        )
-    t, f = cfg["task"], cfg["frontier"]
-    n, d = t["n"], t["d"]
-    # an Lλ rung is named after λ (rung_name gives λ back exactly, so distinct λ never share
-    # a name); a λ that needs more digits than a name carries is refused
-    lam_rungs = []
-    for i, lam in enumerate(t["lambdas"]):
-        try:
-            lam_rungs.append(rung_name("Lam", lam))
-        except ValueError as exc:
-            raise ConfigError(f"config key 'task.lambdas[{i}]': {exc}") from None
-    # a teacher kernel of rank r* needs r* ≤ its size: d for the query-key rungs (checked
-    # first, the common case), n for the static rungs L0/L1
-    r_max = max(t["r_star"])
-    for rung in sorted([*t["rungs"], *lam_rungs], key=lambda r: r in STATIC_RUNGS):
-        k = kernel_dim(rung, n, d)
-        if r_max > k:
-            size_key = "task.n" if rung in STATIC_RUNGS else "task.d"
-            raise ConfigError(
-                f"config keys {_keys('task.r_star', size_key)}: r* = {r_max} exceeds "
-                f"{size_key.split('.')[1]} = {k}, the size of rung {rung}'s kernel; "
-                f"use r* ≤ {k}"
-            )
-    if max(f["r_star"]) > f["d"]:
-        raise ConfigError(
-            f"config keys {_keys('frontier.r_star', 'frontier.d')}: r* = {max(f['r_star'])} "
-            f"exceeds d = {f['d']}, the size of the d×d kernel; use r* ≤ {f['d']}"
-        )
-    # P_static is a least squares over vec(X) ∈ R^{nd}: it needs n·d training sequences
-    if t["n_train"] < n * d:
-        raise ConfigError(
-            f"config keys {_keys('task.n_train', 'task.n', 'task.d')}: n_train = "
-            f"{t['n_train']} < n·d = {n * d}, too few sequences for P_static; "
-            f"use n_train ≥ {n * d}"
-        )
-    # a noisy copy adds noise to the task's own σ: it cannot be as clean or cleaner
-    for i, s in enumerate(cfg["predict"]["noisy_sigmas"]):
-        if s <= t["sigma"]:
-            raise ConfigError(
-                f"config keys {_keys(f'predict.noisy_sigmas[{i}]', 'task.sigma')}: a noisy "
-                f"copy at σ = {s} is not noisier than the tasks (σ = {t['sigma']}); "
-                f"use σ > {t['sigma']} or drop it"
-            )
-    if cfg["device"] == "cuda" and cfg["train"].get("backend") == "fused":
-        raise ConfigError(
-            f"config keys {_keys('train.backend', 'device')}: the fused backend runs on the "
-            "CPU only; use backend auto or torch with device cuda"
-        )
-    # the boundaries sweep bisects a log grid of σ from sigma_min up to sigma_max (the
-    # boundaries job raised on an empty grid, after every other job had run)
-    b = cfg["exploratory"]["boundaries"]
-    if not b["sigma_min"] < b["sigma_max"]:
-        raise ConfigError(
-            f"config keys {_keys('exploratory.boundaries.sigma_min', 'exploratory.boundaries.sigma_max')}: "
-            f"the σ grid runs from sigma_min = {b['sigma_min']} up to sigma_max = "
-            f"{b['sigma_max']}; use sigma_min < sigma_max"
-        )
-    tr = cfg["train"]
-    if tr.get("products") == "factored" and (
-        tr.get("backend") == "torch" or cfg["device"] == "cuda"
-    ):
-        raise ConfigError(
-            f"config keys {_keys('train.products', 'train.backend', 'device')}: products "
-            "factored is a form of the fused CPU kernel; use products auto (or dense) with the "
-            "torch backend or device cuda"
-        )
-
-
 def read_config(path) -> dict:
     """Read ``path`` strictly (:mod:`strict_yaml`): a mapping, not yet validated."""
     try:
@@ -253,15 +168,19 @@ def load_run_config(path, base=None) -> dict:
     return validate(merged(read_config(base), read_config(path)))
 
 
-def check_workflow_config(cfg: dict, configfiles, claims_path) -> dict:
+def check_workflow_config(cfg: dict, configfiles, claims_path, overrides=None) -> dict:
     """What the Snakefile runs before any rule: re-read every config file Snakemake merged
     into ``cfg`` strictly (Snakemake's own reader accepts duplicate keys and alias bombs),
-    validate the merged ``cfg`` in place, and return the validated claims thresholds."""
+    type the nested ``--config`` values (``overrides``; :mod:`.overrides`), validate the merged
+    ``cfg`` in place, and return the validated claims thresholds."""
+    from entropic_bound.config.overrides import typed_overrides
+
     for path in configfiles:
         try:
             read_strict(path)
         except StrictYAMLError as exc:
             raise ConfigError(str(exc)) from None
+    typed_overrides(cfg, overrides or {})
     validate(cfg, "config")
     claims = load_config(claims_path, "claims")
     from entropic_bound.config.claims import check_claims_estimators

@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from entropic_bound.config.load import REPO, config_hash
-from entropic_bound.core.io import sidecar, write_json
+from entropic_bound.core.io import sidecar, write_json, write_text
 
 #: the paper this workflow reproduces (provenance.json, the report)
 PAPER = "arXiv 2607.23050"
@@ -63,6 +63,28 @@ def provenance(cfg: dict, **extra) -> dict:
     }
 
 
+#: where a run keeps every config an artifact's hash names (results/<run>/configs/<hash>.yaml)
+CONFIGS_DIR = "configs"
+
+
+def stored_config_path(cfg: dict, root=".") -> Path:
+    return Path(root) / "results" / cfg["run_name"] / CONFIGS_DIR / f"{config_hash(cfg)}.yaml"
+
+
+def store_config(cfg: dict, root=".") -> Path:
+    """Keep the config a job's stamps will name: ``results/<run>/configs/<hash>.yaml`` under
+    ``root`` (the workflow's working directory), written once, atomically. Every job does this
+    as it starts (workflow/scripts/eb_entry.py), so that an artifact left from an earlier
+    config (an edit reruns only the jobs that read the edited section) still resolves to the
+    config that made it, which provenance.json alone (the current config) does not hold."""
+    import yaml
+
+    path = stored_config_path(cfg, root)
+    if not path.exists():
+        write_text(path, yaml.safe_dump(cfg, sort_keys=True, allow_unicode=True))
+    return path
+
+
 #: what provenance.json copies from each artifact's sidecar
 STAMP_KEYS = ("config_hash", "git_commit", "rule", "figure", "rung", "kind", "chunk", "partial")
 
@@ -97,9 +119,21 @@ def summarize_provenance(cfg: dict, artifacts, out_path) -> dict:
             "frontier_seeds": cfg["frontier"]["seeds"],
         },
         "artifacts": items,
+        # each config hash an artifact names -> its stored config (None: not stored, a run
+        # made before results/<run>/configs existed)
+        "configs": _stored_configs(Path(out_path).parent, items.values()),
     }
     write_json(out_path, summary)
     return summary
+
+
+def _stored_configs(run_dir: Path, entries) -> dict:
+    hashes = sorted({e["config_hash"] for e in entries if "config_hash" in e})
+    out = {}
+    for h in hashes:
+        path = run_dir / CONFIGS_DIR / f"{h}.yaml"
+        out[h] = f"{CONFIGS_DIR}/{h}.yaml" if path.is_file() else None
+    return out
 
 
 def provenance_rst(summary: dict) -> str:

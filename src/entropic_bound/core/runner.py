@@ -17,6 +17,24 @@ import os
 import sys
 import traceback
 
+#: libgomp's idle policy; read once, when the OpenMP runtime loads (with torch or the fused kernel)
+WAIT_POLICY = "OMP_WAIT_POLICY"
+
+
+def quiet_openmp(threads: int, environ=os.environ) -> bool:
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` for a job of more than one thread; True when it did.
+
+    Must run before torch (or the fused kernel) loads the OpenMP runtime. A training job opens
+    ~3,000 parallel regions; with the default policy libgomp's idle workers spin between them,
+    and on a machine whose cores are busy with other jobs the spinning workers steal the time the
+    working thread needs: 2 threads ran the L4 bench 4-9× slower than 1 (docs/performance.md).
+    Passive workers sleep instead. A one-thread job has no workers, and a user's own setting
+    is kept."""
+    if threads <= 1 or environ.get(WAIT_POLICY):
+        return False
+    environ[WAIT_POLICY] = "PASSIVE"
+    return True
+
 
 def finish(code: int) -> None:
     """Flush Python's streams and end the process with ``code`` without interpreter teardown."""

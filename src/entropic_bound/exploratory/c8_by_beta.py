@@ -27,6 +27,7 @@ from entropic_bound.analysis import (
     full_rank_students,
     spectra_matrix,
 )
+from entropic_bound.core.progress import report
 from entropic_bound.tasks.make import make_task, task_specs
 
 COLUMNS = ["kernels", "beta", "estimator", "n", "exact_rate", "mean_abs_error"]
@@ -100,17 +101,21 @@ def estimators_by_beta(
     estimators,
     n_tokens: int,
     tol: float,
+    progress=None,
 ) -> pd.DataFrame:
     """Exact rate and mean |err| of every estimator per β, learned and data-only kernels.
 
     ``learned``: :func:`train_full_rank_by_beta`'s table; ``frontier``: frontier.csv (its
     r_hat per estimator of P_attn, L4, σ = 0, V unknown, n = ``n_tokens``).
     Columns: kernels, beta, estimator, n, exact_rate, mean_abs_error.
+    ``progress(done, total)`` is called after each β of the learned kernels (the costly part:
+    every estimator on every spectrum).
     """
     rows = []
+    report(progress, 0, len(betas))
     if learned is not None and not learned.empty:
         full = full_rank_students(learned)
-        for beta in betas:
+        for i, beta in enumerate(betas, 1):
             g = full[np.isclose(full["beta"], beta)]
             if len(g):
                 S = spectra_matrix(g["spectrum"])
@@ -118,6 +123,9 @@ def estimators_by_beta(
                     rows.append(
                         _row(LEARNED, beta, est, estimate_finite(S, est, tol=tol), g["r_star"])
                     )
+            report(progress, i, len(betas))
+    else:  # nothing learned to estimate: that part is done
+        report(progress, len(betas), len(betas))
     if frontier is not None:
         f = frontier[
             (frontier["class"] == "L4")

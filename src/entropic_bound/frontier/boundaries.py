@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 
 from entropic_bound.core.estimators import DEFAULT_TOL, estimate, round_rank
+from entropic_bound.core.progress import report
 from entropic_bound.frontier.grid import frontier_inputs, frontier_kernel, qk_logits, qk_operator
 from entropic_bound.predict.attention import (
     attention_native_eig,
@@ -321,27 +322,33 @@ def boundaries_table(
     estimator: str = "energy_0.99",
     tol: float = DEFAULT_TOL,
     clip: float = DEFAULT_CLIP,
+    progress=None,
 ) -> pd.DataFrame:
     """σ₅₀, σ₉₅ (absolute and relative to the clean output's std) of every curve.
 
     At the frontier's B (``fcfg["n_seqs"]``): the frontier's n that are in ``bcfg["n"]`` and
     every β. At the other budgets of ``bcfg["n_seqs"]``: the n and β of ``bcfg["budget_n"]``,
-    ``bcfg["budget_beta"]``.
+    ``bcfg["budget_beta"]``. ``progress(done, total)`` is called after each (B, n) cell.
     """
     grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
     rows, hints = [], {}
+    cells = []
     for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
         main = B == fcfg["n_seqs"]
         ns = [n for n in fcfg["n"] if n in (bcfg["n"] if main else bcfg["budget_n"])]
+        cells += [(B, main, n) for n in ns]
+    report(progress, 0, len(cells))
+    for done, (B, main, n) in enumerate(cells, 1):
         betas = fcfg["beta"] if main else [b for b in fcfg["beta"] if b in bcfg["budget_beta"]]
-        for n in ns:
-            for c in _curves_of_cell(fcfg, base_seed, n, B, betas, estimator, tol, clip):
-                # the sweep reports σ50 only (σ95 at the frontier's B), each search started
-                # from the same curve's answer at the next smaller budget (σ50 grows with B)
-                key = tuple((k, str(v)) for k, v in c.key.items() if k != "n_seqs")
-                row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
-                hints[key] = found
-                rows.append({**row, "frontier_budget": main})
+        # one (B, n) cell: its curves, searched from the smaller budget's answers
+        for c in _curves_of_cell(fcfg, base_seed, n, B, betas, estimator, tol, clip):
+            # the sweep reports σ50 only (σ95 at the frontier's B), each search started
+            # from the same curve's answer at the next smaller budget (σ50 grows with B)
+            key = tuple((k, str(v)) for k, v in c.key.items() if k != "n_seqs")
+            row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
+            hints[key] = found
+            rows.append({**row, "frontier_budget": main})
+        report(progress, done, len(cells))
     if not rows:  # the config asks for no curve (the large configs)
         return pd.DataFrame(columns=COLUMNS)
     out = pd.DataFrame(rows)
