@@ -78,3 +78,33 @@ def test_a_second_run_does_nothing_and_the_paper_run_is_untouched(run):
     for job in ("heads_train", "heads_measure", "heads_report"):
         assert f"rule {job}:" not in r.stderr and f"Rule: {job})" not in r.stderr
     assert sorted(p.name for p in (WORK / "results").iterdir()) == ["heads_tiny"]
+
+
+def test_a_failing_heads_job_is_one_line_and_leaves_the_pipeline_run_alone(tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "heads_tiny.yaml").read_text())
+    empty = tmp_path / "no_sources"
+    empty.mkdir()
+    cfg["corpus"]["root"], cfg["run_name"] = str(empty), "heads_failing"
+    (tmp_path / "h.yaml").write_text(yaml.safe_dump(cfg))
+    work = tmp_path / "work"
+    work.mkdir()
+    cmd = [SMK, "heads", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1"]
+    r = subprocess.run(
+        [*cmd, "--config", f"heads_config={tmp_path / 'h.yaml'}"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode != 0
+    errors = [line for line in r.stderr.splitlines() if line.startswith("entropic-bound: error")]
+    assert len(errors) == 1 and "none held out" in errors[0], r.stderr[-3000:]
+    assert (
+        "Traceback"
+        not in (work / "results" / "heads_failing" / "logs" / "heads_train.log").read_text()
+    )
+    # onerror wrote no partial claims of the pipeline's own run (results/paper)
+    assert sorted(p.name for p in (work / "results").iterdir()) == ["heads_failing"]
+    assert not (work / "results" / "heads_failing" / "model.pt").exists()

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.heads.ranks import SPECTRA, estimator_columns
-from entropic_bound.heads.report import SPECTRUM_LABELS
 
+#: row labels: the spectrum each estimator reads (docs/method.md §9)
+SHORT = {"qk": "(a) W_Qᵀ W_K", "logit": "(b) logit field", "pattn": "(c) P_attn"}
 _RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
 
 
@@ -34,13 +35,15 @@ def figure_knees(table: pd.DataFrame, agree: pd.DataFrame, taus):
                 ax.plot([0, top], [0, top], "--", color="0.6", lw=0.8)
                 for layer in layers:
                     g = has[has["layer"] == layer]
-                    ax.scatter(g[col], g["knee"], s=14, color=colors[layer], label=f"L{layer}")
+                    ax.scatter(
+                        g[col], g["knee"], s=14, alpha=0.8, color=colors[layer], label=f"L{layer}"
+                    )
                 a = agree[agree["column"] == col].iloc[0]
                 ax.set_title(f"exact {a['exact']:.2f}, ±1 {a['within1']:.2f}", fontsize=7)
                 if i == len(SPECTRA) - 1:
                     ax.set_xlabel(est.replace("energy_", "r_E "))
                 if j == 0:
-                    ax.set_ylabel(f"{SPECTRUM_LABELS[spectrum].split(',')[0]}\nknee")
+                    ax.set_ylabel(f"{SHORT[spectrum]}\nknee")
         handles, labels = axes[0, 0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside right center", frameon=False, title="layer")
         fig.suptitle("Truncation knee against each estimator (exploratory, no verdict)")
