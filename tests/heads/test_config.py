@@ -58,6 +58,7 @@ def test_missing_keys_take_their_defaults(tmp_path):
         ({"train.warmup": 40}, ["train.warmup", "train.steps"]),
         ({"train.eval_every": 41}, ["train.eval_every", "train.steps"]),
         ({"measure.taus": [0.99, 0.9]}, ["measure.taus"]),
+        ({"model.heads": 1, "model.d_head": 1}, ["model.heads", "model.d_head", "d_model"]),
     ],
 )
 def test_a_bad_key_is_one_line_naming_it(tmp_path, edits, words):
@@ -84,6 +85,10 @@ def test_a_duplicate_key_is_refused(tmp_path):
         (["snakemake", "--cores", "2"], {}, False),
         (["snakemake", "reproduce-all", "--configfile", "config/heads.yaml"], {}, False),
         (["snakemake", "-n"], {"heads_config": "x.yaml"}, True),
+        (["snakemake", "heads_measure"], {}, True),
+        (["snakemake", "/abs/results/heads_gpu/heads.md"], {}, True),
+        (["snakemake", "-s", "/work/wt-heads/Snakefile", "reproduce-all"], {}, False),
+        (["snakemake", "results/paper/tables/heads_up.csv"], {}, False),
     ],
 )
 def test_which_command_lines_ask_for_the_study(argv, cfg, asked):

@@ -108,3 +108,20 @@ def test_a_failing_heads_job_is_one_line_and_leaves_the_pipeline_run_alone(tmp_p
     # onerror wrote no partial claims of the pipeline's own run (results/paper)
     assert sorted(p.name for p in (work / "results").iterdir()) == ["heads_failing"]
     assert not (work / "results" / "heads_failing" / "model.pt").exists()
+
+
+def test_the_gpu_checks_script_runs_the_study_without_snakemake(tmp_path):
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    cmd = [sys.executable, str(REPO / "benchmarks" / "heads_check.py")]
+    cmd += ["--config", str(REPO / "config" / "heads_tiny.yaml"), "--out", str(tmp_path / "o")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+    def strict(name):
+        raise AssertionError(f"{name} in the JSON line")
+
+    line = json.loads(r.stdout.strip().splitlines()[-1], parse_constant=strict)
+    assert line["device"] == "cpu" and len(line["knees"]) == 4
+    assert (tmp_path / "o" / "heads.csv").exists() and (tmp_path / "o" / "heads.md").exists()

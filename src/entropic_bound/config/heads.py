@@ -7,6 +7,7 @@ never reads it, and a broken heads config never stops a paper run (:func:`heads_
 from __future__ import annotations
 
 import copy
+import re
 
 from entropic_bound.config.load import ConfigError, _keys, read_config, validate
 
@@ -14,6 +15,8 @@ from entropic_bound.config.load import ConfigError, _keys, read_config, validate
 HEADS_CONFIG_KEY = "heads_config"
 #: the rules of the study (workflow/rules/heads.smk)
 HEADS_RULES = ("heads", "heads_train", "heads_measure", "heads_report")
+#: a path under results/heads*/ (relative or absolute): a target of the study
+_UNDER_RESULTS_HEADS = re.compile(r"(^|/)results/heads[^/]*(/|$)")
 
 
 def load_heads_config(path) -> dict:
@@ -48,18 +51,21 @@ def check_heads_relations(cfg: dict) -> None:
             f"steps = {t['steps']} leaves a curve of two points; use eval_every ≤ steps"
         )
     d_model = cfg["model"]["heads"] * cfg["model"]["d_head"]
-    if cfg["model"]["context"] < 2 or d_model < 2:
-        raise ConfigError("keys 'model.heads' and 'model.d_head': d_model must be at least 2")
+    if d_model < 2:  # a one-dimensional residual stream has no kernel to truncate
+        raise ConfigError(
+            f"keys {_keys('model.heads', 'model.d_head')}: d_model = heads · d_head = 1; "
+            "use d_model ≥ 2"
+        )
     if sorted(m["taus"]) != m["taus"]:
         raise ConfigError(f"key 'measure.taus': list τ in increasing order, got {m['taus']}")
 
 
 def heads_asked(argv: list[str], cfg: dict) -> bool:
     """Whether a Snakemake invocation may run the heads study, and so must check its config at
-    parse time: a ``heads_config`` in the pipeline config, or a word of the command line that
-    names a heads rule or a file under results/heads*/ (Snakemake knows its targets only after
-    the parse; any word with "heads" in it but a config file's name counts)."""
+    parse time: a ``heads_config`` in the pipeline config, or a word of the command line that is
+    a heads rule or a path under ``results/heads*/`` (Snakemake knows its targets only after the
+    parse, so this reads the words; a clone whose own path holds "heads" does not count)."""
     if HEADS_CONFIG_KEY in cfg:
         return True
     words = [a for a in argv[1:] if not a.startswith("-")]
-    return any("heads" in a and not a.endswith((".yaml", ".yml", ".json")) for a in words)
+    return any(w in HEADS_RULES or _UNDER_RESULTS_HEADS.search(w) for w in words)
