@@ -71,6 +71,9 @@ def test_the_table_has_a_row_per_head_and_every_estimator(run):
     assert len(curves) == 4 * 5  # r = 0 … d_head per head
     last = curves[curves["r"] == 4]
     assert (last["delta"] == 0).all()  # L(d_head) is the full model's loss
+    # the sensitivity reading at the rule's own 1 % gives the table's knee back
+    sens = pd.read_csv(out / "tables" / "knee_sensitivity.csv")
+    assert np.array_equal(sens["knee_0.01"], t["knee"], equal_nan=True)
 
 
 def test_a_second_run_does_nothing_and_the_paper_run_is_untouched(run):

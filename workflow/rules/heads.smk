@@ -109,12 +109,14 @@ rule heads_report:
     input:
         model=f"{HEADS_DIR}/model.pt",
         table=f"{HEADS_DIR}/tables/heads.csv",
+        curves=f"{HEADS_DIR}/tables/knee_curves.csv",
         curve=f"{HEADS_DIR}/tables/training_curve.csv",
         code=package_code(
             "heads/report", "heads/figure", "heads/ranks", "core/estimators"
         ),
     output:
         agreement=f"{HEADS_DIR}/tables/estimators.csv",
+        sensitivity=f"{HEADS_DIR}/tables/knee_sensitivity.csv",
         md=f"{HEADS_DIR}/heads.md",
         png=f"{HEADS_DIR}/figures/H1_knees.png",
         pdf=f"{HEADS_DIR}/figures/H1_knees.pdf",

@@ -8,7 +8,12 @@ from entropic_bound.core.io import read_table, write_table, write_text
 from entropic_bound.core.runner import run
 from entropic_bound.figures.draw import save_figure
 from entropic_bound.heads.figure import figure_curve, figure_knees
-from entropic_bound.heads.report import agreement, summary_markdown
+from entropic_bound.heads.report import (
+    SENSITIVITY_FRACTIONS,
+    agreement,
+    knee_sensitivity,
+    summary_markdown,
+)
 from entropic_bound.heads.stage import model_facts
 
 
@@ -19,7 +24,10 @@ def main(sm):
     table, curve = read_table(sm.input.table), read_table(sm.input.curve)
     agree = agreement(table, taus)
     write_table(agree, sm.output.agreement, prov)
-    write_text(sm.output.md, summary_markdown(table, agree, model_facts(sm.input.model)), prov)
+    sens = knee_sensitivity(table, read_table(sm.input.curves), SENSITIVITY_FRACTIONS)
+    write_table(sens, sm.output.sensitivity, prov)
+    facts = model_facts(sm.input.model)
+    write_text(sm.output.md, summary_markdown(table, agree, facts, sens), prov)
     save_figure(figure_knees(table, agree, taus), sm.output.png, sm.output.pdf, prov)
     save_figure(figure_curve(curve), sm.output.curve_png, sm.output.curve_pdf, prov)
 

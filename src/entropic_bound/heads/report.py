@@ -55,7 +55,28 @@ def agreement(table: pd.DataFrame, taus) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def summary_markdown(table: pd.DataFrame, agree: pd.DataFrame, facts: dict) -> str:
+#: other shares of the gap, to see how much the knee moves with the rule's 1 % (a reading, not
+#: a second rule)
+SENSITIVITY_FRACTIONS = (0.005, 0.01, 0.02, 0.05)
+
+
+def knee_sensitivity(table: pd.DataFrame, curves: pd.DataFrame, fractions) -> pd.DataFrame:
+    """Each head's knee at each share ``fractions`` of its gap, from its truncation curve
+    (``curves``: layer, head, r, delta = L(r) − L_full): columns knee_<fraction>."""
+    out = table[["layer", "head", "gap"]].copy()
+    for f in fractions:
+        knees = []
+        for row in out.itertuples(index=False):
+            c = curves[(curves["layer"] == row.layer) & (curves["head"] == row.head)]
+            ok = c.loc[c["delta"] <= f * row.gap, "r"] if row.gap > 0 else c["r"].iloc[:0]
+            knees.append(float(ok.min()) if len(ok) else np.nan)
+        out[f"knee_{f:g}"] = knees
+    return out
+
+
+def summary_markdown(
+    table: pd.DataFrame, agree: pd.DataFrame, facts: dict, sensitivity: pd.DataFrame | None = None
+) -> str:
     """The study in a page: corpus, model, training, the per-head table, the agreement."""
     c, s = facts["corpus"], facts["shape"]
     lines = [
@@ -77,6 +98,16 @@ def summary_markdown(table: pd.DataFrame, agree: pd.DataFrame, facts: dict) -> s
         "",
         _markdown(table.round(3)),
         "",
+        *(
+            [
+                "## The knee at other shares of the gap (a reading; the rule is 1 %)",
+                "",
+                _markdown(sensitivity.drop(columns="gap")),
+                "",
+            ]
+            if sensitivity is not None
+            else []
+        ),
         "## Which estimator names the knee",
         "",
         _markdown(agree.drop(columns="column").round(3)),
