@@ -22,9 +22,12 @@ from entropic_bound.heads.train import train_model
 
 
 def resolve_device(name: str) -> str:
-    """``auto``: cuda when present, else cpu."""
+    """``auto``: cuda when present, else cpu; ``cuda`` where there is none is a ValueError
+    (one line from the job, not a traceback from deep inside torch)."""
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device cuda: this machine has no CUDA GPU; use device auto or cpu")
     return name
 
 
