@@ -12,6 +12,7 @@
 #   large_gpu_metrics.csv   every GPU student's metrics, to compare the knees with a CPU run:
 #                           python benchmarks/compare_knees.py large_gpu_metrics.csv results/large
 #   paper.json, paper.log   bench_gpu.py at paper scale (GPU stage, CPU ratio, knee agreement)
+#   heads.json, heads/      with HEADS_CONFIG set: benchmarks/heads_check.py (the heads study)
 #
 # Where the Python there lacks jsonschema, put its wheels in .whl/ (see the README, "On a GPU").
 # A dry run of the plumbing on a CPU, in about a minute:
@@ -38,3 +39,10 @@ timeout "${PAPER_TIMEOUT:-200}" $py benchmarks/bench_gpu.py --config "${PAPER_CO
   --device "$device" --cpu-budget 60 --deadline 170 \
   >"$out/paper.json" 2>"$out/paper.log"
 echo "exit $?" >>"$out/paper.log"
+# The heads study at its GPU size (docs/method.md §9, exploratory), only when asked:
+#   HEADS_CONFIG=config/heads_gpu.yaml benchmarks/device_check.sh OUTDIR  -> heads/, heads.json
+if [ -n "${HEADS_CONFIG:-}" ]; then
+  timeout "${HEADS_TIMEOUT:-420}" $py benchmarks/heads_check.py --config "$HEADS_CONFIG" \
+    --out "$out/heads" >"$out/heads.json" 2>"$out/heads.log"
+  echo "exit $?" >>"$out/heads.log"
+fi

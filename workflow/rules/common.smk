@@ -147,12 +147,14 @@ SCALE_RULES = ("scale", "scale_run", "scale_table")
 
 def builds_the_run() -> bool:
     """Whether this invocation builds RUN (the config's own run): False when every target is the
-    scale study's (`snakemake scale`), whose inner runs keep their own partial claims; onerror
-    and onsuccess then leave RUN alone."""
+    scale study's (`snakemake scale`), whose inner runs keep their own partial claims, or the
+    heads study's (`snakemake heads`); onerror and onsuccess then leave RUN alone."""
     targets = [str(t) for t in (workflow.dag_settings.targets or ())]
-    scale_files = f"{SCALE_DIR}/"
+    # the heads study (heads.smk) is another run of its own: RUN is not built either
+    others = (*SCALE_RULES, *HEADS_RULES)
+    prefixes = (f"{SCALE_DIR}/", f"{HEADS_DIR}/")
     return not targets or not all(
-        t in SCALE_RULES or t.startswith(scale_files) for t in targets
+        t in others or t.startswith(prefixes) for t in targets
     )
 
 

@@ -1,0 +1,92 @@
+"""Train the heads model (docs/method.md §9): AdamW, warm-up then cosine decay, fixed seeds.
+
+Deterministic on the CPU at a fixed thread count: one seeded generator draws the minibatch
+windows, torch's seed the initial weights. The validation loss is measured on a fixed set of
+evenly spaced held-out windows (:func:`corpus.windows`) every ``eval_every`` steps: the curve.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from entropic_bound.heads.corpus import Corpus, random_windows, windows
+from entropic_bound.heads.model import ModelShape, TinyGPT, next_token_loss
+
+
+def model_shape(cfg: dict) -> ModelShape:
+    m = cfg["model"]
+    return ModelShape(m["layers"], m["heads"], m["d_head"], m["context"], mlp_ratio=m["mlp_ratio"])
+
+
+@torch.no_grad()
+def mean_loss(model: TinyGPT, data: torch.Tensor, batch: int = 64) -> float:
+    """Mean next-token loss over windows ``data`` [N, n+1], in batches (weights by token)."""
+    model.eval()
+    total = 0.0
+    for i in range(0, data.shape[0], batch):
+        chunk = data[i : i + batch]
+        total += float(next_token_loss(model(chunk[:, :-1]), chunk[:, 1:])) * chunk.shape[0]
+    return total / data.shape[0]
+
+
+def learning_rate(step: int, t: dict) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine decay to ``lr · min_lr_ratio``."""
+    if step < t["warmup"]:
+        return t["lr"] * (step + 1) / t["warmup"]
+    progress = (step - t["warmup"]) / max(1, t["steps"] - t["warmup"])
+    floor = t["lr"] * t["min_lr_ratio"]
+    return floor + 0.5 * (t["lr"] - floor) * (1 + math.cos(math.pi * progress))
+
+
+def train_model(cfg: dict, corpus: Corpus, device: str = "cpu", log=print):
+    """Train :class:`TinyGPT` of ``cfg['model']`` by ``cfg['train']``.
+
+    Returns ``(model, curve)``: ``curve`` rows {step, lr, train_loss (windowed mean since the
+    last evaluation), valid_loss, seconds}; the last row is the final model.
+    """
+    t, shape = cfg["train"], model_shape(cfg)
+    torch.manual_seed(cfg["seed"])
+    rng = np.random.default_rng([cfg["seed"], 1])  # the minibatch stream
+    model = TinyGPT(shape).to(device)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=t["lr"], betas=(0.9, 0.95), weight_decay=t["weight_decay"]
+    )
+    valid = torch.as_tensor(windows(corpus.valid, t["eval_sequences"], shape.context)).to(device)
+    curve, window, start = [], [], time.perf_counter()
+
+    def record(step: int) -> None:
+        row = {
+            "step": step,
+            "lr": learning_rate(min(step, t["steps"] - 1), t),
+            "train_loss": float(np.mean(window)) if window else math.nan,
+            "valid_loss": mean_loss(model, valid),
+            "seconds": time.perf_counter() - start,
+        }
+        curve.append(row)
+        window.clear()
+        log(
+            f"step {step:5d}  train {row['train_loss']:.4f}  valid {row['valid_loss']:.4f}  "
+            f"{row['seconds']:.0f} s"
+        )
+
+    record(0)
+    for step in range(t["steps"]):
+        model.train()
+        batch = torch.as_tensor(random_windows(corpus.train, t["batch"], shape.context, rng))
+        batch = batch.to(device)
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, t)
+        loss = next_token_loss(model(batch[:, :-1]), batch[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), t["grad_clip"])
+        opt.step()
+        window.append(float(loss.detach()))
+        if (step + 1) % t["eval_every"] == 0 or step + 1 == t["steps"]:
+            record(step + 1)
+    model.eval()
+    return model, curve
