@@ -31,7 +31,11 @@ if _sm is not None:
     from entropic_bound.core.runner import quiet_openmp
 
     quiet_openmp(int(getattr(_sm, "threads", 1) or 1))
-    if isinstance(getattr(_sm, "config", None), dict) and "run_name" in _sm.config:
+    cfg = getattr(_sm, "config", None)
+    run_dir = f"results/{cfg.get('run_name')}/" if isinstance(cfg, dict) else None
+    # only a job of the config's own run stores it there (the heads study and the scale table
+    # write elsewhere: they must not create results/<run_name>/)
+    if run_dir and any(str(o).replace("\\", "/").find(run_dir) >= 0 for o in _sm.output):
         from entropic_bound.config.provenance import store_config
 
-        store_config(_sm.config)  # results/<run>/configs/<hash>.yaml: every stamp resolves
+        store_config(cfg)  # results/<run>/configs/<hash>.yaml: every stamp resolves

@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 import re
 
-from entropic_bound.config.load import ConfigError, _keys, read_config, validate
+from entropic_bound.config.load import ConfigError, read_config, validate
+from entropic_bound.config.relations import _keys
 
 #: the pipeline config's key naming the heads config (default config/heads.yaml)
 HEADS_CONFIG_KEY = "heads_config"
