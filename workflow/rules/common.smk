@@ -62,6 +62,7 @@ _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T4": ("3 Tables", "Frontier", "C9", "frontier"),
     "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
+    "X3_table": (_EXPLORATORY, "The floor-aware rank", "C8, C9", "frontier"),
     "scale": (_EXPLORATORY, "Verdict by scale", "C1-C9", "scale"),
 }
 #: report() arguments of every report item: caption, category, subcategory, labels
@@ -193,6 +194,7 @@ STAGE_READS = {
     "boundaries": ("seed", "frontier", "predict", "exploratory"),
     "train_beta": ("seed", "task", "train", "device", "exploratory"),
     "c8_by_beta": ("seed", "task", "exploratory"),
+    "floor_aware": ("seed", "task", "predict", "frontier", "exploratory"),
     "analyses": ("predict",),
 }
 

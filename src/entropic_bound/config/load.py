@@ -207,6 +207,7 @@ def check_relations(cfg: dict) -> None:
             f"the σ grid runs from sigma_min = {b['sigma_min']} up to sigma_max = "
             f"{b['sigma_max']}; use sigma_min < sigma_max"
         )
+    _check_floor_aware(cfg)
     tr = cfg["train"]
     if tr.get("products") == "factored" and (
         tr.get("backend") == "torch" or cfg["device"] == "cuda"
@@ -231,6 +232,29 @@ def check_claims_relations(claims: dict) -> None:
         (f"C8.estimators[{i}]", e) for i, e in enumerate(claims["C8"]["estimators"])
     ]:
         _check_estimator(name, key)
+
+
+def _check_floor_aware(cfg: dict) -> None:
+    """X3's estimators are names of the one registry (core/estimators.py), opt-in ones included;
+    its held-out seeds are not the frontier's own (they would not be held out)."""
+    from entropic_bound.core.estimators import estimate, estimator_names
+
+    fa = cfg["exploratory"]["floor_aware"]
+    for i, name in enumerate(fa["estimators"]):
+        try:
+            estimate([1.0], name)
+        except ValueError:
+            raise ConfigError(
+                f"config key 'exploratory.floor_aware.estimators[{i}]': {name!r} is not an "
+                f"estimator; name one of {', '.join(estimator_names(opt_in=True))} (or "
+                "energy_<τ>, 0 < τ ≤ 1)"
+            ) from None
+    shared = sorted(set(fa["seeds"]) & set(cfg["frontier"]["seeds"]))
+    if shared:
+        raise ConfigError(
+            f"config keys {_keys('exploratory.floor_aware.seeds', 'frontier.seeds')}: seeds "
+            f"{shared} are the frontier's own, so they are not held out; choose other seeds"
+        )
 
 
 def _check_estimator(name: str, key: str) -> None:

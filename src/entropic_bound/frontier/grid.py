@@ -110,17 +110,33 @@ def frontier_grid(
 ) -> pd.DataFrame:
     """Long table of r_hat for every cell × applicable predictor × estimator; ``progress(done,
     total)`` after each (n, seed, r*) block (see progress.py)."""
+    rows: list[dict] = []
+    spectra: list[np.ndarray] = []
+    for keys, spec in frontier_spectra(fcfg, base_seed, clip, progress):
+        rows.extend(keys)
+        spectra.append(spec)
+    # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
+    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]
+
+
+def frontier_spectra(
+    fcfg: dict,
+    base_seed: int = 0,
+    clip: float = DEFAULT_CLIP,
+    progress=None,
+    predictors=("P_attn", "P_static", "P_invert"),
+):
+    """Yield (keys, spectra) of every cell × applicable predictor: keys a list of S row dicts
+    (one per σ of the cell, with ``predictor``), spectra [S, k] (k = d, or n for P_static).
+    ``predictors``: the ones to compute (the others are skipped, not only left out)."""
     d, B = fcfg["d"], fcfg["n_seqs"]
     linear = fcfg.get("p_attn_sigma", "formed") == "linear"
     sigmas = torch.tensor(fcfg["sigma"], dtype=torch.float64)[:, None, None]
     total = len(fcfg["n"]) * len(fcfg["seeds"]) * len(fcfg["r_star"])
     done = 0
-    rows: list[dict] = []
-    spectra: list[np.ndarray] = []
 
-    def emit(keys: list[dict], spec: torch.Tensor) -> None:
-        rows.extend(keys)
-        spectra.append(spec.numpy())
+    def emit(keys: list[dict], spec: torch.Tensor):
+        return keys, spec.numpy()
 
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
         X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
@@ -128,12 +144,12 @@ def frontier_grid(
         if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
             ZE = pinv @ E
             G_EE = attention_native_gram(ZE, ZE)
-        static_ok = B >= n * d
+        static_ok = B >= n * d and "P_static" in predictors
         if static_ok:
             x = X.reshape(1, B, n * d)
             chol_static = torch.linalg.cholesky(x.transpose(1, 2) @ x)
         S = len(fcfg["sigma"])
-        invert_ok = n <= d and B * n * (n - 1) >= d * d
+        invert_ok = n <= d and B * n * (n - 1) >= d * d and "P_invert" in predictors
         if invert_ok:  # P_invert's normal matrix and per-sequence X⁺ (for the S noisy copies)
             chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
             X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
@@ -175,7 +191,7 @@ def frontier_grid(
                             spec = attention_native_eig(C + sigmas**2 * G_EE)
                         else:
                             spec = attention_native_spectrum(pinv.expand(S, -1, -1, -1), Ys)
-                        emit([{**k, "predictor": "P_attn"} for k in key], spec)
+                        yield emit([{**k, "predictor": "P_attn"} for k in key], spec)
                         if static_ok:
                             y = Ys.reshape(S, B, n * d)
                             K = torch.cholesky_solve(x.transpose(1, 2) @ y, chol_static).transpose(
@@ -187,7 +203,7 @@ def frontier_grid(
                                 if cls == "L4"
                                 else torch.linalg.svdvals(M_hat)
                             )
-                            emit([{**k, "predictor": "P_static"} for k in key], spec)
+                            yield emit([{**k, "predictor": "P_static"} for k in key], spec)
                         if inverted:
                             spec = inversion_spectrum(
                                 X.expand(S, -1, -1, -1),
@@ -197,8 +213,6 @@ def frontier_grid(
                                 clip,
                                 Xp=X_inv,
                             )
-                            emit([{**k, "predictor": "P_invert"} for k in key], spec)
+                            yield emit([{**k, "predictor": "P_invert"} for k in key], spec)
             done += 1
             report(progress, done, total)
-    # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
-    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]
