@@ -86,35 +86,10 @@ def noise(
     dv = acc.ybar.shape[-1] if acc.ybar is not None else d
     power = acc.y2 / (N * n * dv)
     out = {"sigma_hat": None, "relative": None, "method": None, "target_power": power}
-    if causal is not None:
-        out["method"] = "residual of the causal per-row fit (exact for causal linear attention" + (
-            "; an upper bound here: it also holds what the first-order form cannot fit)"
-            if softmax
-            else ")"
-        )
-        var = causal.resid / causal.dof if causal.dof > 0 else 0.0
-    elif trusted == "P_static" and static_resid and static_resid[1] > 0:
-        out["method"] = "residual of P_static's least squares"
-        var = static_resid[0] / static_resid[1]
-    elif n >= d + 2:
-        out["method"] = "residual of the per-sequence fit of Y on [1, X] (" + (
-            "an upper bound: it also holds what linear attention cannot fit of softmax)"
-            if softmax
-            else "exact for linear attention)"
-        )
-        var = acc.resid / (N * dv * (n - d - 1))
-    elif attn_cut < d and acc.traced:
-        out["method"] = (
-            "spectral floor of P_attn beyond the cut (rough: n <= d + 1 leaves no residual)"
-        )
-        T = acc.trace * N / acc.traced
-        tail = float(np.sum(attn_spec[attn_cut:] ** 2))
-        var = tail / ((d - attn_cut) * T) * (d / dv) if T > 0 else 0.0
-    else:
-        out["method"] = (
-            "not estimable: n <= d + 1 leaves no per-sequence residual and the P_attn cut keeps "
-            "every direction"
-        )
+    out["method"], var = _noise_variance(
+        acc, attn_spec, attn_cut, trusted, softmax, static_resid, causal, dv
+    )
+    if var is None:
         return out
     var = max(var, 0.0)
     out["sigma_hat"] = math.sqrt(var)
@@ -126,6 +101,41 @@ def noise(
         # leave out for the cut to land on the signal (heavy-tailed in T at n = d)
         out["share_of_attn_energy"] = min(1.0, var * dv * (acc.trace * N / acc.traced) / total)
     return out
+
+
+def _noise_variance(
+    acc, attn_spec, attn_cut, trusted, softmax, static_resid, causal, dv
+) -> tuple[str, float | None]:
+    """(how, σ̂²) by the first estimate that applies, in the order of :func:`noise`'s list."""
+    N, n, d = acc.seen, acc.n, acc.d
+    if causal is not None:
+        how = "residual of the causal per-row fit (exact for causal linear attention" + (
+            "; an upper bound here: it also holds what the first-order form cannot fit)"
+            if softmax
+            else ")"
+        )
+        return how, causal.resid / causal.dof if causal.dof > 0 else 0.0
+    if trusted == "P_static" and static_resid and static_resid[1] > 0:
+        return "residual of P_static's least squares", static_resid[0] / static_resid[1]
+    if n >= d + 2:
+        how = "residual of the per-sequence fit of Y on [1, X] (" + (
+            "an upper bound: it also holds what linear attention cannot fit of softmax)"
+            if softmax
+            else "exact for linear attention)"
+        )
+        return how, acc.resid / (N * dv * (n - d - 1))
+    if attn_cut < d and acc.traced:
+        T = acc.trace * N / acc.traced
+        tail = float(np.sum(attn_spec[attn_cut:] ** 2))
+        return (
+            "spectral floor of P_attn beyond the cut (rough: n <= d + 1 leaves no residual)",
+            tail / ((d - attn_cut) * T) * (d / dv) if T > 0 else 0.0,
+        )
+    return (
+        "not estimable: n <= d + 1 leaves no per-sequence residual and the P_attn cut keeps "
+        "every direction",
+        None,
+    )
 
 
 def regime(n: int, d: int, th) -> str:

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 from entropic_bound.cli import scan
+from entropic_bound.cli.entries import predictor_entries
 from entropic_bound.cli.npyio import ArraySource, InputError
-from entropic_bound.cli.placement import mixing, noise, regime, softmax_kernel, static_residual
+from entropic_bound.cli.placement import mixing, noise, regime, static_residual
 from entropic_bound.cli.scan import (
     AUTO_ESTIMATOR,
     DEFAULT_ESTIMATOR,
@@ -30,18 +31,9 @@ from entropic_bound.cli.scan import (
     make_plan,
     run_pass,
 )
+from entropic_bound.cli.shapes import Shape, head_source, validate_shapes
 from entropic_bound.cli.why import explain
-from entropic_bound.core.estimators import (
-    OPT_IN_ESTIMATORS,
-    all_estimators,
-    estimate,
-    estimator_names,
-    round_rank,
-)
-from entropic_bound.predict.base import log_inversion_spectrum
-from entropic_bound.predict.causal import fit_causal
-from entropic_bound.predict.inversion import predict_inversion
-from entropic_bound.predict.static import predict_static
+from entropic_bound.core.estimators import estimate, estimator_names, round_rank
 
 
 @dataclass(frozen=True)
@@ -69,8 +61,6 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
-#: the opt-in estimators the report shows beside the paper's (the floor-aware rank)
-OPT_IN = tuple(OPT_IN_ESTIMATORS)
 #: whether the default estimator reads softmax-like P_attn spectra with the floor-aware rank:
 #: set from X3 (docs/method.md §8) by the rule stated before it was run on the held-out seeds
 FLOOR_FOR_SOFTMAX = True
@@ -123,81 +113,6 @@ def check_estimator(name: str) -> None:
         ) from None
 
 
-@dataclass(frozen=True)
-class Shape:
-    """B sequences of n tokens, X of d and Y of d_v dimensions; ``heads``: H of Y [B, H, n, d_v]
-    (None: Y is [B, n, d_v])."""
-
-    B: int
-    n: int
-    d: int
-    dv: int
-    heads: int | None = None
-
-
-def validate_shapes(X, Y) -> Shape:
-    """The shape of two array sources, or the reason they cannot be predicted from."""
-    for ref in (X, Y):
-        ref.check()
-        if not ref.numeric:
-            raise InputError(
-                f"{ref.where()} has dtype {ref.dtype}, not real numbers",
-                "save X and Y as float32 or float64 arrays",
-            )
-    if len(X.shape) != 3:
-        raise InputError(
-            f"{X.where()} has {len(X.shape)} dimensions (shape {X.shape}), expected 3: "
-            "[B sequences, n tokens, d dimensions]",
-            "reshape it to [B, n, d] (one sequence is [1, n, d]; heads share X)",
-        )
-    if len(Y.shape) not in (3, 4):
-        raise InputError(
-            f"{Y.where()} has {len(Y.shape)} dimensions (shape {Y.shape}), expected 3 or 4: "
-            "[B sequences, n tokens, d_v dimensions], or [B, H heads, n, d_v]",
-            "reshape it to [B, n, d_v] or [B, H, n, d_v]",
-        )
-    heads = Y.shape[1] if len(Y.shape) == 4 else None
-    tokens = (Y.shape[0], Y.shape[-2])
-    if tokens != X.shape[:2] or heads == 0:
-        raise InputError(
-            f"X has shape {X.shape} but Y has shape {Y.shape}",
-            "Y must hold one target per token of X: [B, n, d_v] or [B, H, n, d_v] with X's "
-            "B and n (d_v may differ from d)",
-        )
-    B, n, d = X.shape
-    dv = Y.shape[-1]
-    if B == 0 or d == 0 or dv == 0:
-        raise InputError(
-            f"X and Y have shapes {X.shape} and {Y.shape}: no "
-            f"{'sequences' if B == 0 else 'dimensions'}",
-            "give at least one sequence of tokens with d >= 1 and d_v >= 1",
-        )
-    if n < 2:
-        raise InputError(
-            f"sequences have n = {n} token; attention mixes tokens, so every predictor needs n >= 2",
-            "give sequences of at least 2 tokens",
-        )
-    return Shape(B, n, d, dv, heads)
-
-
-def _estimates(spectrum: np.ndarray, estimator: str) -> dict[str, float]:
-    est = {k: float(v) for k, v in all_estimators(spectrum, extra=OPT_IN).items()}
-    if estimator not in est and estimator != AUTO_ESTIMATOR:
-        est[estimator] = float(estimate(spectrum, estimator))
-    return est
-
-
-def _ok(spec: np.ndarray, used: int, kind: str, estimator: str, **extra) -> dict:
-    return {
-        "status": "ok",
-        "sequences_used": used,
-        **extra,
-        "spectrum_kind": kind,
-        "spectrum": spec.tolist(),
-        "estimates": _estimates(spec, estimator),
-    }
-
-
 def recommend_source(
     X,
     Y,
@@ -223,7 +138,7 @@ def recommend_source(
     acc, gathered = run_pass(X, Y, plan, progress)
     mix = mixing(acc, th)
     notes: list[str] = []
-    preds, fit = predictor_entries(acc, gathered, plan, mix, settings, notes)
+    preds, fit = predictor_entries(acc, gathered, plan, mix, settings, notes, th)
     name, case = choose_predictor(shape.n, shape.d, preds, mix, settings.value_known, th)
     if settings.causal:
         case = "causal_" + ("softmax" if mix["label"] == "softmax-like" else "linear")
@@ -255,131 +170,6 @@ def recommend_source(
         notes,
         report,
     )
-
-
-def head_source(Y, shape: Shape, head: int | None):
-    """Head ``head`` of Y [B, H, n, d_v] as a [B, n, d_v] source."""
-    if head is None:
-        raise InputError(
-            f"Y has {shape.heads} heads ([B, H, n, d_v] = {Y.shape}) but no head was chosen",
-            "predict every head with entropic-bound predict (one row per head), or pass head=h",
-        )
-    if not 0 <= head < shape.heads:
-        raise InputError(f"--head {head}: Y has heads 0 … {shape.heads - 1}", "choose one of them")
-    return HeadSource(Y, head)
-
-
-class HeadSource:
-    """One head of a [B, H, n, d_v] source, read in the same chunks (the interface of ArrayRef)."""
-
-    def __init__(self, Y, head: int):
-        self.Y, self.head = Y, head
-        self.shape = (Y.shape[0], *Y.shape[2:])
-        self.dtype, self.numeric = Y.dtype, Y.numeric
-
-    def where(self) -> str:
-        return f"{self.Y.where()}, head {self.head}"
-
-    def check(self) -> None:
-        self.Y.check()
-
-    def rows(self, k: int):
-        for start, block in self.Y.rows(k):
-            yield start, block[:, self.head]
-
-
-def predictor_entries(acc, gathered, plan, mix, settings, notes) -> tuple[dict, object]:
-    """The report entry of every predictor (and the causal fit, or None); notes on subsamples."""
-    est, B = settings.estimator, plan.B
-    fit = None
-    if settings.causal:
-        entry, fit = causal_entry(gathered["causal"], plan, mix, est)
-    else:
-        spec = acc.spectrum()[0].numpy()
-        c = "J X_b" if plan.n > plan.d else "X_b"
-        kind = f"sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv({c}) Y_b"
-        entry = _ok(spec, plan.n_attn, kind, est, centred=plan.n > plan.d)
-    preds = {"P_attn": entry}
-    if plan.n_attn < B:
-        notes.append(
-            f"the P_attn pass and the diagnostics used a seeded subsample (seed {settings.seed}) "
-            f"of {plan.n_attn} of {B} sequences (--attn-max-sequences; 0 uses all)"
-        )
-    preds["P_static"] = static_entry(gathered["static"], plan, settings, notes)
-    preds["P_invert"] = invert_entry(gathered["invert"], plan, settings, notes)
-    return preds, fit
-
-
-def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
-    """P_attn under the causal mask (predict/causal.py): linear form, or the first-order softmax
-    form (prefix covariance and prefix mean) for softmax-like data."""
-    prefix = "covariance" if mix["label"] == "softmax-like" else "moment"
-    try:
-        fit = fit_causal(*data, prefix=prefix)
-    except ValueError as exc:
-        raise InputError(str(exc), "or drop --causal") from None
-    spec = fit.spectrum.numpy()
-    kind = "svd(A_hat) of the causal per-row fit y_i = x_i^T A P_i W" + (
-        " + prefix mean (P_i: prefix covariance)" if prefix == "covariance" else ""
-    )
-    entry = _ok(spec, plan.n_causal, kind, est, causal=True, sweeps=fit.sweeps)
-    entry["converged"] = fit.converged
-    return entry, fit
-
-
-def static_entry(data, plan, settings, notes) -> dict:
-    """P_static's entry: its spectrum (log-inverted when M̂ is a softmax) and static-fit share;
-    under the causal mask only the share (the rank of L ⊙ S is not S's)."""
-    if data is None:
-        return {"status": plan.static_skip, "static_fit_share": None}
-    try:
-        st = predict_static(*data)
-    except ValueError as exc:
-        raise InputError(str(exc), "or pass --no-static to skip P_static") from None
-    share = float(st["static_fit_share"])
-    if plan.n_static < plan.B:
-        notes.append(
-            f"P_static used a seeded subsample of {plan.n_static} of {plan.B} sequences "
-            f"({settings.static_oversample} × n·d; --static-oversample)"
-        )
-    if settings.causal:
-        return {
-            "status": "rank not read under the causal mask: a static mixing M = L ⊙ S (L the "
-            "lower-triangular mask) is full rank whatever S's rank, so svd(M̂) says nothing "
-            f"about the kernel; static-fit share {share:.4f}",
-            "static_fit_share": share,
-            "softmax_kernel": False,
-        }
-    soft = softmax_kernel(st["M_hat"], THRESHOLDS)
-    spec = (
-        log_inversion_spectrum(torch.as_tensor(st["M_hat"])).numpy()
-        if soft
-        else np.asarray(st["spectrum"])
-    )
-    kind = "log-inversion of M_hat (positive, equal row sums: a softmax)" if soft else "svd(M_hat)"
-    return _ok(
-        spec,
-        plan.n_static,
-        kind,
-        settings.estimator,
-        static_fit_share=share,
-        softmax_kernel=soft,
-    )
-
-
-def invert_entry(data, plan, settings, notes) -> dict:
-    if data is None:
-        return {"status": plan.invert_skip}
-    try:
-        spec = np.asarray(predict_inversion(*data)["spectrum"])
-    except ValueError as exc:
-        raise InputError(str(exc), "or drop --value-known") from None
-    if plan.n_invert < plan.B:
-        notes.append(
-            f"P_invert used a seeded subsample of {plan.n_invert} of {plan.B} sequences "
-            "(--invert-max-sequences)"
-        )
-    return _ok(spec, plan.n_invert, "svd(A_hat), log-inversion with V = I", settings.estimator)
 
 
 def chosen_estimator(asked: str, case: str) -> str:
