@@ -16,6 +16,7 @@ any job, and before anything is written under ``results/``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -86,7 +87,9 @@ def _fill_defaults(cfg, sub: dict) -> None:
         return
     for key, prop in sub.get("properties", {}).items():
         if key not in cfg and "default" in prop:
-            cfg[key] = prop["default"]
+            # a copy: the schema is read once per process, and a list or mapping default
+            # handed out by reference would carry one config's edits into the next
+            cfg[key] = copy.deepcopy(prop["default"])
         if key in cfg:
             _fill_defaults(cfg[key], prop)
 
