@@ -1,7 +1,6 @@
 """X3, the floor-aware rank beside r_E(0.99) (exploratory): the table on a tiny grid, the
 pre-stated decision rule on fabricated rows (both ways), and the figure."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
