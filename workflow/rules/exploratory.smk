@@ -75,7 +75,9 @@ rule c8_by_beta:
 rule floor_aware:
     """X3: the floor-aware rank beside r_E(0.99), frontier (held-out seeds) and ladder."""
     input:
-        code=package_code("exploratory/floor_aware", "frontier", "predict", "core/estimators"),
+        code=package_code(
+            "exploratory/floor_aware", "frontier", "predict", "core/estimators"
+        ),
     output:
         report(f"{TABLES}/X3_floor_aware.csv", **REPORT["X3_table"]),
     log:
