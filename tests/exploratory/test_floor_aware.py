@@ -98,3 +98,9 @@ def test_x3_figure_renders(tiny, tmp_path):
     save_figure(fig, tmp_path / "x.png", tmp_path / "x.pdf", dpi=40)
     empty = make_figure("X3", {"X3_floor_aware": tiny[1].iloc[:0]}, {})
     assert any("no ladder rows" in t.get_text() for t in empty.axes[2].texts)
+
+
+def test_figure_names_the_sets_as_the_table_does():
+    from entropic_bound.figures import x3_floor_aware as fig
+
+    assert (fig.FRONTIER, fig.LADDER) == (FRONTIER, LADDER)

@@ -141,8 +141,8 @@ class StaticLeastSquares:
         _, Y, _ = _as_groups(Y, Y, "P_static")
         if Y.shape[:-2] != self.x.shape[:-1] or Y.shape[-2] != self.n:
             raise ValueError(
-                f"P_static: Y must be [.., {self.x.shape[1]}, {self.n}, d_v] as X's sequences "
-                f"and tokens, got {tuple(Y.shape)}"
+                f"P_static: Y must have the shape of X but for its last axis (d_v), "
+                f"[.., {self.x.shape[1]}, {self.n}, d_v], got {tuple(Y.shape)}"
             )
         y = Y.reshape(*self.x.shape[:-1], self.n * Y.shape[-1])
         if dense:
