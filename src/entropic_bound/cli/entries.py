@@ -44,6 +44,12 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
     fit = None
     if settings.causal:
         entry, fit = causal_entry(gathered["causal"], plan, mix, est)
+        if plan.n_causal < B:
+            notes.append(
+                f"the causal P_attn fitted a seeded subsample (seed {settings.seed}) of "
+                f"{plan.n_causal} of {B} sequences ({plan.n_causal * plan.n} rows; each ALS sweep "
+                f"costs rows·d⁴), in {fit.sweeps} sweeps"
+            )
     else:
         spec = acc.spectrum()[0].numpy()
         c = "J X_b" if plan.n > plan.d else "X_b"

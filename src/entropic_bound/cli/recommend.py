@@ -64,8 +64,11 @@ THRESHOLDS = Thresholds()
 #: whether the default estimator reads softmax-like P_attn spectra with the floor-aware rank:
 #: set from X3 (docs/method.md §8) by the rule stated before it was run on the held-out seeds
 FLOOR_FOR_SOFTMAX = True
-#: the cases of choose_predictor in which the data are softmax-like and P_attn is trusted
-SOFTMAX_CASES = ("softmax", "softmax_short", "causal_softmax")
+#: the cases in which the default estimator is the floor-aware rank: softmax-like data read by
+#: the centred P_attn at n > d, where X3's rule was decided (not n <= d, where both estimators
+#: are mostly wrong and the floor-aware rank under-counts, nor the causal fit, which X3 does not
+#: test)
+SOFTMAX_CASES = ("softmax",)
 #: the parts of a task file's meta shown beside the prediction, for comparison only
 TASK_META_KEYS = (
     "task_id",
@@ -218,7 +221,7 @@ def gap_and_safe(pred: dict, est: str) -> dict:
         out["gap_note"] = None
         return out
     evidence = (
-        f"{gap} singular value{'s' if gap != 1 else ''} stand above a flat floor at "
+        f"{gap} singular value{'s stand' if gap != 1 else ' stands'} above a flat floor at "
         f"{floor:.3g} of s₁ (the floor-aware rank: the cut is 1.43 × the floor), and the floor "
         f"holds {floor_share:.1%} of the energy"
     )
