@@ -21,8 +21,9 @@ def _rate(g: pd.DataFrame) -> float:
     return float((g["exact_rate"] * g["cases"]).sum() / g["cases"].sum())
 
 
-def _lines(ax, rows: pd.DataFrame, by: str, label) -> None:
-    for (vm, est), g in rows.groupby(["value_map", "estimator"]):
+def _lines(ax, rows: pd.DataFrame, by: str, colour_by: str, colours: dict) -> None:
+    """Exact rate against ``by``, one line per (``colour_by``, estimator): colour, style."""
+    for (key, est), g in rows.groupby([colour_by, "estimator"]):
         pts = sorted((x, _rate(c)) for x, c in g.groupby(by))
         if pts:
             x, y = zip(*pts)
@@ -33,42 +34,37 @@ def _lines(ax, rows: pd.DataFrame, by: str, label) -> None:
                 marker="o",
                 ms=3,
                 lw=1.2,
-                color="C0" if vm == "unknown" else "C1",
-                label=label(vm, est),
+                color=colours.get(key, "0.3"),
+                label=f"{key}, {est}",
             )
     ax.set_ylim(-0.03, 1.03)
     ax.set_ylabel("exact rate")
     ax.grid(True, lw=0.3, alpha=0.5)
+    ax.legend(fontsize=6, frameon=False)
 
 
 @_styled
 def figure_X3(x3: pd.DataFrame) -> Figure:
-    """X3 (exploratory: no verdict): exact rate of r_E(0.99) and the floor-aware rank on P_attn.
-    Left: L4 on the held-out frontier by β (n > d); middle: by n, L3 and L4; right: the ladder."""
+    """X3 (exploratory: no verdict): exact rate of r_E(0.99) (solid) and the floor-aware rank
+    (dashed) on P_attn, value maps pooled (P_attn is value-free). Left: L4 on the held-out
+    frontier by β (n > d); middle: L3 and L4 by n; right: the ladder by rung."""
     fig = Figure(figsize=(10.5, 3.3), layout="constrained")
     axes = fig.subplots(1, 3)
     front = x3[(x3["spectra"] == FRONTIER) & (x3["predictor"] == "P_attn")]
+    colours = {"L3": "C0", "L4": "C1"}
     if front.empty:
         for ax in axes[:2]:
             _empty(ax, "no held-out frontier rows")
     else:
         l4 = front[front["class"] == "L4"]
-        big = l4[l4["n"] > l4["d"]]
-        _lines(axes[0], big, "beta", lambda vm, e: f"V {vm}, {e}")
+        _lines(axes[0], l4[l4["n"] > l4["d"]], "beta", "class", colours)
         axes[0].set_xscale("log", base=2)
         axes[0].set_xlabel("β (L4, n > d)")
         axes[0].set_title("softmax attention by β")
-        # the middle panel pools the value maps: colour is the class here
-        _lines(
-            axes[1],
-            front.assign(value_map=np.where(front["class"] == "L3", "unknown", "known")),
-            "n",
-            lambda vm, e: f"{'L3' if vm == 'unknown' else 'L4'}, {e}",
-        )
+        _lines(axes[1], front, "n", "class", colours)
         axes[1].set_xscale("log", base=2)
         axes[1].set_xlabel("n (tokens)")
-        axes[1].set_title("by n (L3 blue, L4 orange)")
-        axes[0].legend(fontsize=6, frameon=False)
+        axes[1].set_title("by n (β, σ pooled)")
     ladder = x3[x3["spectra"] == LADDER]
     ax = axes[2]
     if ladder.empty:
@@ -84,10 +80,10 @@ def figure_X3(x3: pd.DataFrame) -> Figure:
             ax.bar(np.arange(len(rungs)) + i * width, y, width, label=est)
         ax.set_xticks(np.arange(len(rungs)) + width * (len(ests) - 1) / 2, rungs, rotation=45)
         ax.set_ylim(0, 1.03)
-        ax.set_title("ladder: P_attn on the paper's tasks")
+        ax.set_title("ladder: P_attn on the config's tasks")
         ax.legend(fontsize=6, frameon=False)
     fig.suptitle(
-        "The floor-aware rank beside r_E(0.99) (exploratory: no verdict; held-out seeds)",
+        "The floor-aware rank (dashed) beside r_E(0.99) (solid); exploratory: no verdict",
         fontsize=9,
     )
     return fig
