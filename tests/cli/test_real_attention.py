@@ -177,15 +177,28 @@ def test_all_ones_mask_is_not_causal(capsys, tmp_path):
     assert res["input"]["causal"] is False and res["recommendation"]["min_qk_rank"] == 2
 
 
-def test_causal_refuses_p_invert_with_the_reason(capsys, tmp_path):
+def test_causal_p_invert_is_exact(capsys, tmp_path):
+    """Causal softmax, value known, n ≤ d: the rows of log P̂ centred over j ≤ i give A exactly
+    (the non-causal P_invert, which centres over every j, does not)."""
+    from entropic_bound.predict.inversion import predict_inversion
+
     rng = np.random.default_rng(6)
+    A = kernel(8, 2, rng)
     X = rng.standard_normal((256, 6, 8))
-    Y = attention(X, kernel(8, 2, rng), np.eye(8), softmax=True, causal=True)
+    Y = attention(X, A, np.eye(8), softmax=True, causal=True)
+    s = predict_inversion(X, Y, causal=True)["spectrum"]
+    sA = np.linalg.svd(A, compute_uv=False)
+    np.testing.assert_allclose(s * np.sqrt(8), sA, atol=1e-8)  # Â = A β/√d, β = 1
+    assert predict_inversion(X, Y)["spectrum"][2] > 0.1 * s[0]  # unmasked: wrong
     np.savez(tmp_path / "s.npz", X=X, Y=Y)
     res = run_json(
         capsys, "predict", tmp_path / "s.npz", "--causal", "--value-known", "--no-static"
     )
-    assert "no logarithm" in res["predictors"]["P_invert"]["status"]
+    rec = res["recommendation"]
+    assert (rec["min_qk_rank"], rec["predictor"]) == (2, "P_invert")
+    assert "centred over its own j <= i" in rec["why"]
+    with pytest.raises(ValueError, match=r"n\(n−1\)/2 >= d²"):
+        predict_inversion(X[:2], Y[:2], causal=True)
 
 
 # ---------------------------------------------------------------- the maths, by hand

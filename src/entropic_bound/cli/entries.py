@@ -127,7 +127,7 @@ def invert_entry(data, plan, settings, notes) -> dict:
     if data is None:
         return {"status": plan.invert_skip}
     try:
-        spec = np.asarray(predict_inversion(*data)["spectrum"])
+        spec = np.asarray(predict_inversion(*data, causal=settings.causal)["spectrum"])
     except ValueError as exc:
         raise InputError(str(exc), "or drop --value-known") from None
     if plan.n_invert < plan.B:
@@ -135,4 +135,7 @@ def invert_entry(data, plan, settings, notes) -> dict:
             f"P_invert used a seeded subsample of {plan.n_invert} of {plan.B} sequences "
             "(--invert-max-sequences)"
         )
-    return _ok(spec, plan.n_invert, "svd(A_hat), log-inversion with V = I", settings.estimator)
+    kind = "svd(A_hat), log-inversion with V = I" + (
+        ", rows centred over j <= i (causal)" if settings.causal else ""
+    )
+    return _ok(spec, plan.n_invert, kind, settings.estimator)

@@ -143,7 +143,7 @@ def recommend_source(
     notes: list[str] = []
     preds, fit = predictor_entries(acc, gathered, plan, mix, settings, notes, th)
     name, case = choose_predictor(shape.n, shape.d, preds, mix, settings.value_known, th)
-    if settings.causal:
+    if settings.causal and name == "P_attn":
         case = "causal_" + ("softmax" if mix["label"] == "softmax-like" else "linear")
     if name == "P_static":  # a static kernel shows its form directly; the token diagnostic need not
         mix["label"] = "softmax-like" if preds["P_static"]["softmax_kernel"] else "linear-like"

@@ -162,19 +162,15 @@ def _plan_invert(plan: Plan, settings: Settings, rng) -> None:
             f"skipped: P_invert divides Y by the value map V (P̂ = Y V⁻¹ X⁺), which needs V "
             f"invertible, and V is d × d_v = {d} × {plan.dv}; it cannot be inverted"
         )
-    elif settings.causal:
-        plan.invert_skip = (
-            "skipped under the causal mask: P̂ = Y V⁻¹ X⁺ recovers the masked attention matrix, "
-            "whose entries above the diagonal are 0 and have no logarithm; the per-row centred "
-            "least squares over j ≤ i (docs/method.md §3) is not implemented"
-        )
     elif n > d:
         plan.invert_skip = f"skipped: needs n <= d to invert the tokens exactly (n = {n} > d = {d})"
     else:
-        need = -(-d * d // (n * (n - 1)))
+        pairs = n * (n - 1) // 2 if settings.causal else n * (n - 1)  # equations per sequence
+        need = -(-d * d // pairs)
         if B < need:
+            what = "B·n(n−1)/2 (causal)" if settings.causal else "B·n·(n−1)"
             plan.invert_skip = (
-                f"skipped: its least squares for A needs B·n·(n−1) >= d², i.e. at least {need} "
+                f"skipped: its least squares for A needs {what} >= d², i.e. at least {need} "
                 f"sequences, got {B}"
             )
         else:

@@ -62,6 +62,12 @@ def explain(
     estimator, in words a user can check against docs/method.md."""
     if case == "static":
         confidence, why = _static(preds, th)
+    elif case == "invert" and preds["P_invert"].get("spectrum_kind", "").endswith("(causal)"):
+        confidence, why = _FIXED["invert"]
+        why += (
+            "; under the causal mask the log is read on the lower triangle only, each row "
+            "centred over its own j <= i, which removes its log-sum-exp exactly"
+        )
     elif case in ("linear", "causal_linear"):
         confidence, why = _linear(n, d, noise, estimator, causal=case == "causal_linear")
     else:
