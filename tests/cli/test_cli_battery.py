@@ -655,7 +655,7 @@ def test_stdout_on_a_full_disk_is_one_line(tmp_path, reference):
 
 
 def test_help_lists_the_estimators_and_examples(capsys):
-    assert ESTIMATORS == ", ".join(estimator_names())
+    assert ESTIMATORS == ", ".join(estimator_names(opt_in=True))
     assert main(["predict", "--help"]) == 0
     out = capsys.readouterr()[0]
     assert "examples:" in out and "recommend_rank" in out

@@ -112,3 +112,94 @@ def test_estimates_lie_between_zero_and_length(s):
         assert 0 <= v <= len(s) + 1e-9
         if np.any(s > 0):
             assert v >= 1 - 1e-9
+
+
+# --- the floor-aware rank (docs/method.md §2, "The floor-aware rank") -----------------------
+
+
+def test_floor_rank_hand_solved():
+    from entropic_bound.core.estimators import floor_rank, gavish_donoho_omega
+
+    assert gavish_donoho_omega(0.0) == pytest.approx(1.43)
+    assert gavish_donoho_omega(1.0) == pytest.approx(0.56 - 0.95 + 1.82 + 1.43)
+    # 3 large values over a flat floor of 13 ones: median 1, cut 1.43 -> 3; the bulk then holds
+    # 13 ones (median 1 again): the fixed point is 3
+    assert floor_rank([10.0, 10.0, 10.0] + [1.0] * 13) == 3
+    # a flat spectrum is all floor: the cut 1.43·s sits above every value
+    assert floor_rank(np.ones(16)) == 0
+    # exact low rank: zeros are the floor, and a floor of zeros cuts at tol·s₁
+    assert floor_rank([1.0, 0.9, 0.8, 0.0, 0.0, 0.0]) == 3
+    # r = k/2: the first median is (s_8 + 0)/2 = 0.25, cut 0.3575 < 0.5 -> 8, then the bulk is 0
+    assert floor_rank(np.r_[np.linspace(1, 0.5, 8), np.zeros(8)]) == 8
+    # r = 10 of 16 (more than half): the median is a signal value (s_8 + s_9)/2 = 0.6389, cut
+    # 0.9136 -> 2 values; bulk s[2:] (14 values, 8 signal): median (s_9 + s_10)/2 = 0.5278,
+    # cut 0.7547 -> 5; bulk s[5:] (11 values): median s_10 = 0.5, cut 0.715 -> 6; bulk s[6:]
+    # (10 values, 4 signal): median 0 -> 10
+    assert floor_rank(np.r_[np.linspace(1, 0.5, 10), np.zeros(6)]) == 10
+    # the issue's softmax spectrum (P_attn of a rank-3 QK kernel): 3 values over a floor
+    s = [1.0, 0.762, 0.531, 0.15, 0.148, 0.146, 0.146, 0.145, 0.143, 0.142, 0.141, 0.14]
+    assert floor_rank(s + [0.138, 0.136, 0.135, 0.133]) == 3
+    # values just above and below the cut 1.43 × floor
+    assert floor_rank([1.44, 1.0, 1.0, 1.0]) == 1
+    assert floor_rank([1.42, 1.0, 1.0, 1.0]) == 0
+    # a square noise matrix (β = 1) cuts at 2.858 × the median
+    assert floor_rank([2.9, 1.0, 1.0, 1.0], beta=1.0) == 1
+    assert floor_rank([2.8, 1.0, 1.0, 1.0], beta=1.0) == 0
+    assert floor_rank(np.zeros(4)) == 0
+
+
+def test_floor_rank_batched_and_registered():
+    from entropic_bound.core.estimators import estimator_names, floor_rank, is_opt_in
+
+    S = np.array([[10.0, 1, 1, 1], [1.0, 1, 1, 1], [1.0, 0, 0, 0]])
+    np.testing.assert_array_equal(floor_rank(S), [1, 0, 1])
+    np.testing.assert_array_equal(estimate(S, "floor"), [1, 0, 1])
+    # opt-in: never among the paper's names (the tables), always among the CLI's
+    assert "floor" not in estimator_names() and "floor" in estimator_names(opt_in=True)
+    assert is_opt_in("floor") and not is_opt_in("energy_0.99")
+    assert "floor" not in all_estimators(S) and "floor" in all_estimators(S, extra=["floor"])
+    with pytest.raises(ValueError, match="beta"):
+        floor_rank([1.0], beta=2.0)
+
+
+floor_spectra = st.tuples(
+    st.integers(1, 7),  # r < k/2 with k = 16: the floor is the majority
+    arrays(np.float64, 16, elements=st.floats(0.75, 1.0)),  # a floor flat within 1.43
+    arrays(np.float64, 7, elements=st.floats(1.0, 4.0)),  # signal pattern
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(floor_spectra, st.floats(1e-3, 1e3))
+def test_floor_rank_scale_invariant(spec, c):
+    from entropic_bound.core.estimators import floor_rank
+
+    r, floor, signal = spec
+    s = np.r_[signal[:r] * 3, floor[r:]]
+    assert floor_rank(s * c) == floor_rank(s)
+
+
+@settings(max_examples=200, deadline=None)
+@given(floor_spectra, st.floats(1.0, 50.0), st.floats(1.0, 50.0))
+def test_floor_rank_monotone_in_the_signal(spec, c1, c2):
+    """Over a fixed floor holding the majority (r < k/2), a stronger signal never lowers the
+    rank, and a strong enough one is found exactly (every bulk median is then a floor value)."""
+    from entropic_bound.core.estimators import floor_rank
+
+    r, floor, signal = spec
+    lo, hi = sorted((c1, c2))
+    spectrum = lambda c: np.r_[signal[:r] * c, floor[r:]]  # noqa: E731
+    assert floor_rank(spectrum(lo)) <= floor_rank(spectrum(hi))
+    # signal > 1.43 × the largest floor value: every signal value is above every cut
+    assert floor_rank(np.r_[signal[:r] * 1.5, floor[r:]]) == r
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 8), arrays(np.float64, 8, elements=st.floats(1e-2, 1e2)))
+def test_floor_rank_exact_low_rank(r, signal):
+    """Exactly low rank (zeros beyond r ≤ k/2 = 8): the rank is r, whatever the signal's shape."""
+    from entropic_bound.core.estimators import floor_rank
+
+    signal = signal[:r]
+    signal = np.maximum(signal, 2e-3 * signal.max())  # above the numerical tolerance
+    assert floor_rank(np.r_[signal, np.zeros(16 - r)]) == r

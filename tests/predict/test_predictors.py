@@ -106,8 +106,8 @@ def test_predicted_ranks_scale_invariant(c):
 
 def test_bad_input_messages():
     X = np.zeros((8, 3, 2))
-    with pytest.raises(ValueError, match="same shape"):
-        predict_attention_native(X, np.zeros((8, 3, 3)))
+    with pytest.raises(ValueError, match="same shape"):  # d_v may differ, n may not
+        predict_attention_native(X, np.zeros((8, 4, 2)))
     with pytest.raises(ValueError, match="shape"):
         predict_attention_native(np.zeros((3, 2)), np.zeros((3, 2)))
     Xn = np.random.default_rng(0).standard_normal((8, 3, 2))

@@ -65,6 +65,7 @@ _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "bounds": ("3 Tables", "Class bounds", "C1, C2, C6, C7 (v2)", "bounds"),
     "X1_table": (_EXPLORATORY, "Frontier boundaries", "C9", "frontier"),
     "X2_table": (_EXPLORATORY, "C8 where softmax distorts", "C8", "training"),
+    "X3_table": (_EXPLORATORY, "The floor-aware rank", "C8, C9", "frontier"),
     "scale": (_EXPLORATORY, "Verdict by scale", "C1-C9", "scale"),
 }
 #: report() arguments of every report item: caption, category, subcategory, labels
@@ -205,6 +206,7 @@ STAGE_READS = {
     "boundaries": ("seed", "frontier", "predict", "exploratory"),
     "train_beta": ("seed", "task", "train", "device", "exploratory"),
     "c8_by_beta": ("seed", "task", "exploratory"),
+    "floor_aware": ("seed", "task", "predict", "frontier", "exploratory"),
     "analyses": ("predict",),
 }
 

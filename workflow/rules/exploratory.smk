@@ -70,3 +70,27 @@ rule c8_by_beta:
         claims=CLAIMS,
     script:
         "../scripts/c8_by_beta.py"
+
+
+rule floor_aware:
+    """X3: the floor-aware rank beside r_E(0.99), frontier (held-out seeds) and ladder."""
+    input:
+        code=package_code(
+            "exploratory/floor_aware", "frontier", "predict", "core/estimators"
+        ),
+    output:
+        report(f"{TABLES}/X3_floor_aware.csv", **REPORT["X3_table"]),
+    log:
+        f"{RUN}/logs/floor_aware.log",
+    benchmark:
+        f"{RUN}/benchmarks/floor_aware.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=by_attempt(4000),
+        runtime=by_attempt(20),
+    params:
+        reads=reads("floor_aware"),
+    script:
+        "../scripts/floor_aware.py"

@@ -5,7 +5,7 @@ FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
 ]
 #: the headline outputs: claims (T1), tables T2-T4, figures F1-F7, and the exploratory
-#: tables X1, X2 and figure X1 (see get_final_output)
+#: tables X1-X3 and figures X1, X3 (see get_final_output)
 ANALYSIS_OUTPUTS = [
     f"{TABLES}/claims.csv",
     f"{RUN}/claims.md",
@@ -14,6 +14,7 @@ ANALYSIS_OUTPUTS = [
     f"{TABLES}/T4_frontier.csv",
     f"{TABLES}/X1_boundaries.csv",
     f"{TABLES}/X2_c8_by_beta.csv",
+    f"{TABLES}/X3_floor_aware.csv",
     *FIGURE_FILES,
 ]
 
@@ -38,7 +39,7 @@ rule plot_figures:
 
 
 rule plot_frontier:
-    """F6 and X1: they need no training, so they are drawn even when a training job fails."""
+    """F6, X1 and X3: they need no training, so they are drawn even when a training job fails."""
     input:
         **figure_inputs("plot_frontier"),
         code=package_code("figures"),

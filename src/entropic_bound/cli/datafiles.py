@@ -20,7 +20,15 @@ from entropic_bound.cli.npyio import (
     rows_per_chunk,
 )
 
-__all__ = ["InputError", "array_stats", "inspect_file", "task_meta", "xy_members", "xy_pair"]
+__all__ = [
+    "InputError",
+    "array_stats",
+    "causal_mask",
+    "inspect_file",
+    "task_meta",
+    "xy_members",
+    "xy_pair",
+]
 
 
 def xy_pair(x: str, y: str) -> tuple[ArrayRef, ArrayRef]:
@@ -70,6 +78,31 @@ def xy_members(path: str, x_key=None, y_key=None, split=None):
             "(a task file's X_train/Y_train also work; --x-key/--y-key pick others)",
         )
     return refs[keys[0]], refs[keys[1]], f"{path} [{keys[0]}, {keys[1]}]", task_meta(refs)
+
+
+def causal_mask(path: str, n: int) -> bool | None:
+    """Whether the ``mask`` member of a .npz says causal attention: an [n, n] array of 0/1 (or
+    bool) that is the lower triangle (True), all ones (False); None when there is no member.
+    Any other mask is refused: the predictors know the causal structure only."""
+    kind, refs = open_arrays(path)
+    ref = refs.get("mask") if kind == "npz" else None
+    if ref is None:
+        return None
+    if ref.shape != (n, n) or not ref.numeric or ref.nbytes > 64 * SMALL_BYTES:
+        raise InputError(
+            f"mask in {path} has shape {ref.shape} and dtype {ref.dtype}",
+            f"save the attention mask as an [n, n] = [{n}, {n}] array of 0 and 1",
+        )
+    mask = np.concatenate([b for _, b in iter_rows(ref, n)]).astype(np.float64)
+    lower = np.tril(np.ones((n, n)))
+    if np.array_equal(mask, lower):
+        return True
+    if np.array_equal(mask, np.ones((n, n))):
+        return False
+    raise InputError(
+        f"mask in {path} is neither causal (the lower triangle, diagonal included) nor all ones",
+        "the predictors know causal masks only; save mask = numpy.tril(numpy.ones((n, n)))",
+    )
 
 
 def task_meta(refs: dict[str, ArrayRef]) -> dict | None:

@@ -16,8 +16,11 @@ import sys
 
 PROG = "entropic-bound"
 #: the rank estimators of docs/method.md §2 as --estimator takes them (tests/test_cli_battery.py
-#: checks this against estimators.estimator_names(), which needs numpy: --help stays fast)
-ESTIMATORS = "numerical, stable, entropy, participation, energy_0.9, energy_0.95, energy_0.99"
+#: checks this against estimators.estimator_names(opt_in=True), which needs numpy: --help stays
+#: fast)
+ESTIMATORS = (
+    "numerical, stable, entropy, participation, energy_0.9, energy_0.95, energy_0.99, floor"
+)
 EXAMPLES = """\
 examples:
   entropic-bound predict data.npz                 X and Y [B, n, d] in one .npz
@@ -25,6 +28,7 @@ examples:
   entropic-bound predict task.npz --split test    a task file's X_test/Y_test
   entropic-bound predict data.npz --json          one JSON object (for scripts)
   entropic-bound predict data.npz --plot s.pdf    draw the spectra and the cut
+  entropic-bound predict heads.npz --causal       Y [B, H, n, d_v]: one row per head, causal
   entropic-bound inspect data.npz                 shapes, statistics, a task's meta
 
 from Python: entropic_bound.cli.recommend.recommend_rank(X, Y).rank
@@ -54,13 +58,12 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    raw = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog=PROG,
         description="Data-only query-key rank prediction "
         "(The Entropic Bound for Transformers, arXiv 2607.23050).",
         epilog=EXAMPLES,
-        formatter_class=raw,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -70,13 +73,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report every data-only predictor × estimator, the static-fit share, the "
         "data's place on the predictability frontier and one recommended minimum query-key rank.",
         epilog=EXAMPLES,
-        formatter_class=raw,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _input_options(p)
+    _model_options(p)
+    _budget_options(p)
+    p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    q = sub.add_parser("inspect", help="shapes, task meta and summary statistics of a file")
+    q.add_argument("file", help=".npz or .npy file")
+    q.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
+    q.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def _input_options(p) -> None:
+    """Where X and Y come from, and what is printed."""
     p.add_argument(
-        "file", nargs="?", help=".npz with X and Y [B, n, d] (or a task file's X_train/Y_train)"
+        "file",
+        nargs="?",
+        help=".npz with X [B, n, d] and Y [B, n, d_v] or [B, H, n, d_v] (or a task file's "
+        "X_train/Y_train); an optional [n, n] `mask` member marks causal attention",
     )
     p.add_argument("--x", help="X as a .npy file [B, n, d] (with --y)")
-    p.add_argument("--y", help="Y as a .npy file [B, n, d] (with --x)")
+    p.add_argument("--y", help="Y as a .npy file [B, n, d_v] or [B, H, n, d_v] (with --x)")
     p.add_argument("--x-key", help="name of X in the .npz (default X, else X_train)")
     p.add_argument("--y-key", help="name of Y in the .npz (default Y, else Y_train)")
     p.add_argument(
@@ -86,17 +105,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plot", metavar="IMAGE", help="draw the spectra and the cut to this .png/.pdf/.svg/..."
     )
+
+
+def _model_options(p) -> None:
+    """What the user knows about the attention that made Y."""
     p.add_argument(
         "--value-known",
         action="store_true",
         help="the value map is the identity (V = I): enables P_invert when n <= d",
     )
     p.add_argument(
-        "--estimator",
-        default="energy_0.99",
-        help=f"estimator of the recommendation (default energy_0.99; one of {ESTIMATORS} "
-        "or energy_<tau>)",
+        "--causal",
+        action="store_true",
+        help="causal (lower-triangular) attention: token i attends to tokens j <= i",
     )
+    p.add_argument(
+        "--head",
+        type=int,
+        default=None,
+        help="of Y [B, H, n, d_v], predict this head only, with the full report (default: every "
+        "head, one row each)",
+    )
+    p.add_argument(
+        "--estimator",
+        default="auto",
+        help="estimator of the recommendation (default auto: energy_0.99, or floor for "
+        f"softmax-like data; one of {ESTIMATORS} or energy_<tau>)",
+    )
+
+
+def _budget_options(p) -> None:
+    """How many sequences each predictor may use."""
     p.add_argument(
         "--no-static", action="store_true", help="skip P_static (and the static-fit share)"
     )
@@ -126,93 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="P_invert uses at most this many sequences (default 1024)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the subsamples (default 0)")
-    p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
-    q = sub.add_parser("inspect", help="shapes, task meta and summary statistics of a file")
-    q.add_argument("file", help=".npz or .npy file")
-    q.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
-    q.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
-    return parser
-
-
-class _Progress:
-    """A tqdm bar on stderr, shown only on a terminal and after 2 s (``delay``)."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.bar = None
-        if enabled and total > 0 and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="seq", file=sys.stderr, delay=2, leave=False)
-
-    def __call__(self, k: int) -> None:
-        if self.bar is not None:
-            self.bar.update(k)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def predict(args) -> dict:
-    from entropic_bound.cli.datafiles import InputError, xy_members, xy_pair
-    from entropic_bound.cli.recommend import Settings, check_estimator, recommend_source
-
-    settings = Settings(
-        **{k: getattr(args, k) for k in Settings.__dataclass_fields__}  # each --option once
-    )
-    settings.check()
-    check_estimator(settings.estimator)
-    if args.plot:
-        _check_plot_path(args.plot)
-    if args.file and (args.x or args.y):
-        raise InputError("give either FILE or --x/--y, not both", "drop one of them")
-    if args.x or args.y:
-        if not (args.x and args.y):
-            missing = "--y" if args.x else "--x"
-            raise InputError(f"{missing} is missing", "give both --x X.npy and --y Y.npy")
-        X, Y = xy_pair(args.x, args.y)
-        source, meta = f"{args.x} + {args.y}", None
-    elif args.file:
-        X, Y, source, meta = xy_members(args.file, args.x_key, args.y_key, args.split)
-    else:
-        raise InputError(
-            "no input given",
-            "run `entropic-bound predict FILE.npz` (with X and Y) "
-            "or `entropic-bound predict --x X.npy --y Y.npy`",
-        )
-    bar = _Progress(X.shape[0] if X.shape else 0, enabled=not args.json)
-    try:
-        rec = recommend_source(X, Y, settings, source=source, meta=meta, progress=bar)
-    finally:
-        bar.close()
-    report = rec.report
-    if args.plot:
-        from entropic_bound.cli.plot import save_spectrum_plot
-
-        save_spectrum_plot(args.plot, report["predictors"], report["recommendation"])
-        report["plot"] = args.plot
-    return report
-
-
-def _check_plot_path(path: str) -> None:
-    import os
-
-    from entropic_bound.cli.datafiles import InputError
-    from entropic_bound.cli.plot import SPECTRUM_SUFFIXES
-
-    suffix = os.path.splitext(path)[1].lower().lstrip(".")
-    if suffix not in SPECTRUM_SUFFIXES:
-        raise InputError(
-            f"--plot {path}: unknown image type {suffix or '(none)'!r}",
-            f"end the name with one of .{', .'.join(SPECTRUM_SUFFIXES)}",
-        )
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"--plot {path}: folder {folder} does not exist", "create it first")
-    if os.path.isdir(path):
-        raise InputError(f"--plot {path} is a directory", "give a file name")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"--plot {path}: folder {folder} is not writable", "choose another")
 
 
 def _jsonable(obj):
@@ -236,7 +188,10 @@ def _run(args) -> str:
     from entropic_bound.cli import text as textreport
 
     if args.command == "predict":
-        res, text = predict(args), textreport.format_predict
+        from entropic_bound.cli.command import predict
+
+        res = predict(args)
+        text = textreport.format_heads if "heads" in res else textreport.format_predict
     else:
         from entropic_bound.cli.datafiles import inspect_file
 

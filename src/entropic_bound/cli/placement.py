@@ -50,17 +50,20 @@ def static_residual(X: np.ndarray, Y: np.ndarray) -> tuple[float, int]:
     """Residual energy and degrees of freedom of P_static's least squares vec(Y) ~ K vec(X)
     (the normal equations of :func:`.predictors.static_operator`)."""
     B, n, d = X.shape
+    dv = Y.shape[-1]
     x = torch.from_numpy(X).reshape(B, n * d)
-    y = torch.from_numpy(Y).reshape(B, n * d)
+    y = torch.from_numpy(Y).reshape(B, n * dv)
     chol, info = torch.linalg.cholesky_ex(x.T @ x)
     if int(info) != 0:
         return 0.0, 0
     sxy = x.T @ y
     fit = float((sxy * torch.cholesky_solve(sxy, chol)).sum())
-    return max(float((y * y).sum()) - fit, 0.0), n * d * (B - n * d)
+    return max(float((y * y).sum()) - fit, 0.0), n * dv * (B - n * d)
 
 
-def noise(acc, attn_spec, attn_cut: int, trusted: str, softmax: bool, static_resid) -> dict:
+def noise(
+    acc, attn_spec, attn_cut: int, trusted: str, softmax: bool, static_resid, causal=None
+) -> dict:
     """σ̂, the per-entry noise level of Y under the trusted predictor's model, and how.
 
     * P_static trusted: the residual of its least squares over its nd(B − nd) degrees of freedom.
@@ -71,45 +74,68 @@ def noise(acc, attn_spec, attn_cut: int, trusted: str, softmax: bool, static_res
       about σ² T per direction (T = Σ_b tr((X̃_bᵀX̃_b)⁻¹), computed from X); so
       σ̂² = (Σ_{k>r} λ_k) / ((d − r) T), a rough estimate that takes the spectrum beyond the cut r
       for noise.
+    * causal (``causal``: the :class:`.causal.CausalFit` of P_attn under the mask): the residual
+      of its per-row fit over its rows·d_v − (d² + 2·d·d_v) degrees of freedom (exact for causal
+      linear attention; an upper bound otherwise).
+    With d_v ≠ d, Y has d_v columns: C's noise is σ² d_v Σ_b (X̃_bᵀX̃_b)⁻¹.
     The relative level is σ̂ over the rms of the clean signal, the σ of docs/method.md at gain 1;
     ``share_of_attn_energy`` is the noise's expected share of the P_attn spectrum's energy, which
     decides whether an energy rank counts noise directions.
     """
     N, n, d = acc.seen, acc.n, acc.d
-    power = acc.y2 / (N * n * d)
+    dv = acc.ybar.shape[-1] if acc.ybar is not None else d
+    power = acc.y2 / (N * n * dv)
     out = {"sigma_hat": None, "relative": None, "method": None, "target_power": power}
-    if trusted == "P_static" and static_resid and static_resid[1] > 0:
-        out["method"] = "residual of P_static's least squares"
-        var = static_resid[0] / static_resid[1]
-    elif n >= d + 2:
-        out["method"] = "residual of the per-sequence fit of Y on [1, X] (" + (
-            "an upper bound: it also holds what linear attention cannot fit of softmax)"
-            if softmax
-            else "exact for linear attention)"
-        )
-        var = acc.resid / (N * d * (n - d - 1))
-    elif attn_cut < d and acc.traced:
-        out["method"] = (
-            "spectral floor of P_attn beyond the cut (rough: n <= d + 1 leaves no residual)"
-        )
-        T = acc.trace * N / acc.traced
-        var = float(np.sum(attn_spec[attn_cut:] ** 2)) / ((d - attn_cut) * T) if T > 0 else 0.0
-    else:
-        out["method"] = (
-            "not estimable: n <= d + 1 leaves no per-sequence residual and the P_attn cut keeps "
-            "every direction"
-        )
+    out["method"], var = _noise_variance(
+        acc, attn_spec, attn_cut, trusted, softmax, static_resid, causal, dv
+    )
+    if var is None:
         return out
     var = max(var, 0.0)
     out["sigma_hat"] = math.sqrt(var)
     clean = power - var
     out["relative"] = math.sqrt(var / clean) if clean > 0 else None
     total = float(np.sum(attn_spec**2))
-    if trusted != "P_static" and acc.traced and total > 0:
-        # the noise's expected energy in C, σ̂² d T, as a share of C's: what the energy rank must
+    if trusted != "P_static" and causal is None and acc.traced and total > 0:
+        # the noise's expected energy in C, σ̂² d_v T, as a share of C's: what the energy rank must
         # leave out for the cut to land on the signal (heavy-tailed in T at n = d)
-        out["share_of_attn_energy"] = min(1.0, var * d * (acc.trace * N / acc.traced) / total)
+        out["share_of_attn_energy"] = min(1.0, var * dv * (acc.trace * N / acc.traced) / total)
     return out
+
+
+def _noise_variance(
+    acc, attn_spec, attn_cut, trusted, softmax, static_resid, causal, dv
+) -> tuple[str, float | None]:
+    """(how, σ̂²) by the first estimate that applies, in the order of :func:`noise`'s list."""
+    N, n, d = acc.seen, acc.n, acc.d
+    if causal is not None:
+        how = "residual of the causal per-row fit (exact for causal linear attention" + (
+            "; an upper bound here: it also holds what the first-order form cannot fit)"
+            if softmax
+            else ")"
+        )
+        return how, causal.resid / causal.dof if causal.dof > 0 else 0.0
+    if trusted == "P_static" and static_resid and static_resid[1] > 0:
+        return "residual of P_static's least squares", static_resid[0] / static_resid[1]
+    if n >= d + 2:
+        how = "residual of the per-sequence fit of Y on [1, X] (" + (
+            "an upper bound: it also holds what linear attention cannot fit of softmax)"
+            if softmax
+            else "exact for linear attention)"
+        )
+        return how, acc.resid / (N * dv * (n - d - 1))
+    if attn_cut < d and acc.traced:
+        T = acc.trace * N / acc.traced
+        tail = float(np.sum(attn_spec[attn_cut:] ** 2))
+        return (
+            "spectral floor of P_attn beyond the cut (rough: n <= d + 1 leaves no residual)",
+            tail / ((d - attn_cut) * T) * (d / dv) if T > 0 else 0.0,
+        )
+    return (
+        "not estimable: n <= d + 1 leaves no per-sequence residual and the P_attn cut keeps "
+        "every direction",
+        None,
+    )
 
 
 def regime(n: int, d: int, th) -> str:

@@ -20,14 +20,20 @@ import numpy as np
 import torch
 
 from entropic_bound.cli import scan
+from entropic_bound.cli.entries import predictor_entries
 from entropic_bound.cli.npyio import ArraySource, InputError
-from entropic_bound.cli.placement import mixing, noise, regime, softmax_kernel, static_residual
-from entropic_bound.cli.scan import DEFAULT_ESTIMATOR, Settings, check_memory, make_plan, run_pass
+from entropic_bound.cli.placement import mixing, noise, regime, static_residual
+from entropic_bound.cli.scan import (
+    AUTO_ESTIMATOR,
+    DEFAULT_ESTIMATOR,
+    Settings,
+    check_memory,
+    make_plan,
+    run_pass,
+)
+from entropic_bound.cli.shapes import Shape, head_source, validate_shapes
 from entropic_bound.cli.why import explain
-from entropic_bound.core.estimators import all_estimators, estimate, estimator_names, round_rank
-from entropic_bound.predict.base import log_inversion_spectrum
-from entropic_bound.predict.inversion import predict_inversion
-from entropic_bound.predict.static import predict_static
+from entropic_bound.core.estimators import estimate, estimator_names, round_rank
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,14 @@ class Thresholds:
 
 
 THRESHOLDS = Thresholds()
+#: whether the default estimator reads softmax-like P_attn spectra with the floor-aware rank:
+#: set from X3 (docs/method.md §8) by the rule stated before it was run on the held-out seeds
+FLOOR_FOR_SOFTMAX = True
+#: the cases in which the default estimator is the floor-aware rank: softmax-like data read by
+#: the centred P_attn at n > d, where X3's rule was decided (not n <= d, where both estimators
+#: are mostly wrong and the floor-aware rank under-counts, nor the causal fit, which X3 does not
+#: test)
+SOFTMAX_CASES = ("softmax",)
 #: the parts of a task file's meta shown beside the prediction, for comparison only
 TASK_META_KEYS = (
     "task_id",
@@ -86,10 +100,12 @@ class Recommendation:
 
 
 def check_estimator(name: str) -> None:
-    if not (name.startswith("energy_") or name in estimator_names()):
+    if name == AUTO_ESTIMATOR:
+        return
+    if not (name.startswith("energy_") or name in estimator_names(opt_in=True)):
         raise InputError(
             f"--estimator {name!r}: unknown estimator",
-            f"choose one of {', '.join(estimator_names())} (or energy_<tau>)",
+            f"choose one of auto, {', '.join(estimator_names(opt_in=True))} (or energy_<tau>)",
         )
     try:
         estimate(np.ones(1), name)  # a bad energy_<tau> fails here, before any work
@@ -98,59 +114,6 @@ def check_estimator(name: str) -> None:
             f"--estimator {name!r} is not usable ({exc})",
             "give energy_<tau> with 0 < tau <= 1, e.g. energy_0.99",
         ) from None
-
-
-def validate_shapes(X, Y) -> tuple[int, int, int]:
-    """B, n, d of two array sources, or the reason they cannot be predicted from."""
-    for ref in (X, Y):
-        ref.check()
-        if not ref.numeric:
-            raise InputError(
-                f"{ref.where()} has dtype {ref.dtype}, not real numbers",
-                "save X and Y as float32 or float64 arrays",
-            )
-    for ref in (X, Y):
-        if len(ref.shape) != 3:
-            raise InputError(
-                f"{ref.where()} has {len(ref.shape)} dimensions (shape {ref.shape}), expected 3: "
-                "[B sequences, n tokens, d dimensions]",
-                "reshape it to [B, n, d] (one sequence is [1, n, d])",
-            )
-    if X.shape != Y.shape:
-        raise InputError(
-            f"X has shape {X.shape} but Y has shape {Y.shape}",
-            "Y must hold one d-dimensional target per token: the same [B, n, d] as X",
-        )
-    B, n, d = X.shape
-    if B == 0 or d == 0:
-        raise InputError(
-            f"X and Y have shape {X.shape}: no {'sequences' if B == 0 else 'dimensions'}",
-            "give at least one sequence of tokens with d >= 1",
-        )
-    if n < 2:
-        raise InputError(
-            f"sequences have n = {n} token; attention mixes tokens, so every predictor needs n >= 2",
-            "give sequences of at least 2 tokens",
-        )
-    return B, n, d
-
-
-def _estimates(spectrum: np.ndarray, estimator: str) -> dict[str, float]:
-    est = {k: float(v) for k, v in all_estimators(spectrum).items()}
-    if estimator not in est:
-        est[estimator] = float(estimate(spectrum, estimator))
-    return est
-
-
-def _ok(spec: np.ndarray, used: int, kind: str, estimator: str, **extra) -> dict:
-    return {
-        "status": "ok",
-        "sequences_used": used,
-        **extra,
-        "spectrum_kind": kind,
-        "spectrum": spec.tolist(),
-        "estimates": _estimates(spec, estimator),
-    }
 
 
 def recommend_source(
@@ -164,77 +127,67 @@ def recommend_source(
     memory: int | None = -1,
     th: Thresholds = THRESHOLDS,
 ) -> Recommendation:
-    """:func:`recommend_rank` on array sources (:class:`.npyio.ArrayRef` or ``ArraySource``).
+    """:func:`recommend_rank` on array sources (:class:`.npyio.ArrayRef` or ``ArraySource``) of
+    one head: Y [B, n, d_v], or the head ``settings.head`` of Y [B, H, n, d_v].
     ``memory``: bytes available (-1: ask the machine; None: do not check)."""
     settings = settings or Settings()
     settings.check()
     check_estimator(settings.estimator)
-    B, n, d = validate_shapes(X, Y)
-    plan = make_plan(settings, B, n, d)
+    shape = validate_shapes(X, Y)
+    if shape.heads is not None:
+        Y = head_source(Y, shape, settings.head)
+    plan = make_plan(settings, shape.B, shape.n, shape.d, shape.dv)
     check_memory(plan, scan.available_memory() if memory == -1 else memory)
-    acc, static_data, invert_data = run_pass(X, Y, plan, progress)
-    est, notes = settings.estimator, []
+    acc, gathered = run_pass(X, Y, plan, progress)
     mix = mixing(acc, th)
-
-    attn_spec = acc.spectrum()[0].numpy()
-    kind = "sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv(" + ("J X_b" if n > d else "X_b") + ") Y_b"
-    preds = {"P_attn": _ok(attn_spec, plan.n_attn, kind, est, centred=n > d)}
-    if plan.n_attn < B:
-        notes.append(
-            f"P_attn and the diagnostics used a seeded subsample (seed {settings.seed}) of "
-            f"{plan.n_attn} of {B} sequences (--attn-max-sequences; 0 uses all)"
-        )
-    if static_data is not None:
-        try:
-            st = predict_static(*static_data)
-        except ValueError as exc:
-            raise InputError(str(exc), "or pass --no-static to skip P_static") from None
-        soft = softmax_kernel(st["M_hat"], th)
-        spec = (
-            log_inversion_spectrum(torch.as_tensor(st["M_hat"])).numpy()
-            if soft
-            else np.asarray(st["spectrum"])
-        )
-        kind = (
-            "log-inversion of M_hat (positive, equal row sums: a softmax)" if soft else "svd(M_hat)"
-        )
-        preds["P_static"] = _ok(
-            spec,
-            plan.n_static,
-            kind,
-            est,
-            static_fit_share=float(st["static_fit_share"]),
-            softmax_kernel=soft,
-        )
-        if plan.n_static < B:
-            notes.append(
-                f"P_static used a seeded subsample of {plan.n_static} of {B} sequences "
-                f"({settings.static_oversample} × n·d; --static-oversample)"
-            )
-    else:
-        preds["P_static"] = {"status": plan.static_skip, "static_fit_share": None}
-    if invert_data is not None:
-        try:
-            spec = np.asarray(predict_inversion(*invert_data)["spectrum"])
-        except ValueError as exc:
-            raise InputError(str(exc), "or drop --value-known") from None
-        preds["P_invert"] = _ok(spec, plan.n_invert, "svd(A_hat), log-inversion with V = I", est)
-        if plan.n_invert < B:
-            notes.append(
-                f"P_invert used a seeded subsample of {plan.n_invert} of {B} sequences "
-                "(--invert-max-sequences)"
-            )
-    else:
-        preds["P_invert"] = {"status": plan.invert_skip}
-
-    name, case = choose_predictor(n, d, preds, mix, settings.value_known, th)
+    notes: list[str] = []
+    preds, fit = predictor_entries(acc, gathered, plan, mix, settings, notes, th)
+    name, case = choose_predictor(shape.n, shape.d, preds, mix, settings.value_known, th)
+    if settings.causal and name == "P_attn":
+        case = "causal_" + ("softmax" if mix["label"] == "softmax-like" else "linear")
     if name == "P_static":  # a static kernel shows its form directly; the token diagnostic need not
         mix["label"] = "softmax-like" if preds["P_static"]["softmax_kernel"] else "linear-like"
         mix["basis"] = "P_static's kernel M̂ (softmax: positive with equal row sums)"
+    est = chosen_estimator(settings.estimator, case)
     attn_cut = int(round_rank(preds["P_attn"]["estimates"][est]))
-    resid = static_residual(*static_data) if name == "P_static" else None
-    noise_est = noise(acc, attn_spec, attn_cut, name, mix["label"] == "softmax-like", resid)
+    resid = static_residual(*gathered["static"]) if name == "P_static" else None
+    attn_spec = np.asarray(preds["P_attn"]["spectrum"])
+    noise_est = noise(
+        acc, attn_spec, attn_cut, name, mix["label"] == "softmax-like", resid, causal=fit
+    )
     conditioning = acc.conditioning(th.dominance)
+    if settings.causal:  # the per-sequence sums do not make the causal spectrum
+        conditioning.update(dominated=False, applies=False)
+    rec = recommendation(preds, name, case, est, settings, shape, noise_est, conditioning, th)
+    notes += general_notes(acc, shape, preds, name, th)
+    report = build_report(X, Y, shape, settings, source, meta, preds, noise_est, mix)
+    report["frontier"]["conditioning"] = conditioning
+    report.update(recommendation=rec, notes=notes)
+    return Recommendation(
+        rec["min_qk_rank"],
+        name,
+        est,
+        rec["confidence"],
+        report["frontier"]["regime"],
+        rec["why"],
+        notes,
+        report,
+    )
+
+
+def chosen_estimator(asked: str, case: str) -> str:
+    """The estimator of the recommendation: the one asked for, except that the default
+    (``auto``) reads softmax-like P_attn spectra with the floor-aware rank when X3 adopted it."""
+    if asked != AUTO_ESTIMATOR:
+        return asked
+    if FLOOR_FOR_SOFTMAX and case in SOFTMAX_CASES:
+        return "floor"
+    return DEFAULT_ESTIMATOR
+
+
+def recommendation(preds, name, case, est, settings, shape, noise_est, conditioning, th) -> dict:
+    """The recommended rank, its predictor and estimator, the gap and the safe rank when they
+    differ, and the words (:func:`.why.explain`)."""
     value = preds[name]["estimates"][est]
     rec = {
         "min_qk_rank": int(round_rank(value)),
@@ -242,15 +195,56 @@ def recommend_source(
         "predictor": name,
         "estimator": est,
     }
-    rec.update(explain(n, d, preds, name, case, noise_est, conditioning, est, th))
+    rec.update(explain(shape.n, shape.d, preds, name, case, noise_est, conditioning, est, th))
     chosen = np.asarray(preds[name]["spectrum"])
     total = float(np.sum(chosen**2))
     rec["tail_energy"] = (
         float(np.sum(chosen[rec["min_qk_rank"] :] ** 2)) / total if total > 0 else 0.0
     )
+    rec.update(gap_and_safe(preds[name], est))
+    return rec
 
-    xbar_rms = float(torch.linalg.vector_norm(acc.xbar / acc.seen)) / math.sqrt(d)
-    x_rms = math.sqrt(acc.x2 / (acc.seen * n * d))
+
+def gap_and_safe(pred: dict, est: str) -> dict:
+    """The visible gap (the floor-aware rank) and the safe rank (r_E(0.99)) of the trusted
+    spectrum, with the evidence: the floor and the share of the energy it holds. ``gap_note``
+    says which one the recommendation is and what the other one is, when they differ."""
+    s = np.asarray(pred["spectrum"], dtype=float)
+    gap = int(round_rank(pred["estimates"]["floor"]))
+    safe = int(round_rank(pred["estimates"][DEFAULT_ESTIMATOR]))
+    top = s[0] if len(s) and s[0] > 0 else 1.0
+    floor = float(np.median(s[gap:]) / top) if gap < len(s) else 0.0
+    total = float(np.sum(s**2))
+    floor_share = float(np.sum(s[gap:] ** 2) / total) if total > 0 else 0.0
+    out = {"gap_rank": gap, "safe_rank": safe, "floor": floor, "floor_energy": floor_share}
+    if gap == safe:
+        out["gap_note"] = None
+        return out
+    evidence = (
+        f"{gap} singular value{'s stand' if gap != 1 else ' stands'} above a flat floor at "
+        f"{floor:.3g} of s₁ (the floor-aware rank: the cut is 1.43 × the floor), and the floor "
+        f"holds {floor_share:.1%} of the energy"
+    )
+    if est == "floor":
+        out["gap_note"] = (
+            f"the recommendation is the gap, {gap}: {evidence}; r_E(0.99) counts the floor and "
+            f"gives {safe}, the safe rank if the floor is signal rather than noise or softmax's "
+            "non-linear part"
+        )
+    else:
+        out["gap_note"] = (
+            f"the spectrum shows a gap at {gap}: {evidence}; the recommendation falls back to "
+            f"the safe rank {safe} ({est}), which counts the floor"
+            if safe > gap
+            else f"the floor-aware rank reads {gap} where {est} reads {safe}: {evidence}"
+        )
+    return out
+
+
+def general_notes(acc, shape: Shape, preds, name, th) -> list[str]:
+    notes = []
+    xbar_rms = float(torch.linalg.vector_norm(acc.xbar / acc.seen)) / math.sqrt(shape.d)
+    x_rms = math.sqrt(acc.x2 / (acc.seen * shape.n * shape.d))
     if x_rms > 0 and xbar_rms > 0.1 * x_rms:
         notes.append(
             f"the tokens have a nonzero average (mean token rms {xbar_rms:.3g} vs token rms "
@@ -261,13 +255,20 @@ def recommend_source(
             f"P_static is not trusted: its static-fit share is below {th.static_share}, so the "
             "mixing depends on the input (query-key attention)"
         )
-    where = regime(n, d, th)
-    report = {
+    return notes
+
+
+def build_report(X, Y, shape, settings, source, meta, preds, noise_est, mix) -> dict:
+    return {
         "input": {
             "source": source,
-            "B": B,
-            "n": n,
-            "d": d,
+            "B": shape.B,
+            "n": shape.n,
+            "d": shape.d,
+            "d_v": shape.dv,
+            "head": settings.head if shape.heads is not None else None,
+            "heads": shape.heads,
+            "causal": settings.causal,
             "dtype": [str(X.dtype), str(Y.dtype)],
             "task_meta": {k: meta[k] for k in TASK_META_KEYS if k in meta} if meta else None,
         },
@@ -275,19 +276,13 @@ def recommend_source(
         "predictors": preds,
         "static_fit_share": preds["P_static"].get("static_fit_share"),
         "frontier": {
-            "n": n,
-            "d": d,
-            "regime": where,
+            "n": shape.n,
+            "d": shape.d,
+            "regime": regime(shape.n, shape.d, THRESHOLDS),
             "noise": noise_est,
             "mixing": mix,
-            "conditioning": conditioning,
         },
-        "recommendation": rec,
-        "notes": notes,
     }
-    return Recommendation(
-        rec["min_qk_rank"], name, est, rec["confidence"], where, rec["why"], notes, report
-    )
 
 
 def choose_predictor(

@@ -38,13 +38,15 @@ TRACE_SEQUENCES = 2048
 #: the paper's default estimator: r_E(0.99) is the least rank whose surrogate excess risk is
 #: ≤ 1% (docs/method.md §1) and the estimator robust to softmax distortion (claim C8)
 DEFAULT_ESTIMATOR = "energy_0.99"
+#: --estimator's default: r_E(0.99), or the floor-aware rank on softmax-like data (X3)
+AUTO_ESTIMATOR = "auto"
 
 
 @dataclass(frozen=True)
 class Settings:
     """The options of a prediction (each is the ``--option`` of the same name)."""
 
-    estimator: str = DEFAULT_ESTIMATOR
+    estimator: str = AUTO_ESTIMATOR
     value_known: bool = False  # the value map is the identity: enables P_invert when n <= d
     seed: int = 0  # of the subsamples
     attn_max_sequences: int | None = None  # None: the ATTN_WORK budget; 0: all
@@ -52,6 +54,8 @@ class Settings:
     static_max_size: int = 1024
     static_oversample: int = 8
     invert_max_sequences: int = 1024
+    causal: bool = False  # lower-triangular attention (--causal, or a causal `mask` member)
+    head: int | None = None  # of Y [B, H, n, d_v]: this head only (None: every head)
 
     def check(self) -> None:
         for name in ("static_max_size", "static_oversample", "invert_max_sequences"):
@@ -80,37 +84,61 @@ class Plan:
     d: int
     attn: np.ndarray | None
     n_attn: int
+    dv: int = 0  # Y's d_v (0: d)
     static: np.ndarray | None = None
     n_static: int = 0
     static_skip: str | None = None
     invert: np.ndarray | None = None
     n_invert: int = 0
     invert_skip: str | None = None
+    causal: np.ndarray | None = None  # the causal P_attn's subsample (with Settings.causal)
+    n_causal: int = 0
     workers: int = 1
     memory: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.dv = self.dv or self.d
 
 
 def _subsample(rng: np.random.Generator, B: int, m: int) -> np.ndarray | None:
     return None if m >= B else np.sort(rng.choice(B, size=m, replace=False))
 
 
-def make_plan(settings: Settings, B: int, n: int, d: int) -> Plan:
+#: rows (sequences × tokens) the causal P_attn fits: its unknowns are d² + 2·d·d_v (≤ 768 at
+#: d = d_v = 16), each ALS sweep costs rows·d⁴; 4096 rows take ~0.2 s a sweep on 2 cores
+CAUSAL_ROWS = 4096
+
+
+def make_plan(settings: Settings, B: int, n: int, d: int, dv: int | None = None) -> Plan:
+    """Which sequences each predictor sees, and why a predictor is skipped (Y: [B, n, d_v])."""
+    dv = d if dv is None else dv
     rng = np.random.default_rng(settings.seed)
     cap = settings.attn_max_sequences
     if cap is None:
-        cap = max(1024, ATTN_WORK // (n * d * max(n, d)))
+        cap = max(1024, ATTN_WORK // (n * max(d, dv) * max(n, d)))
     n_attn = B if cap == 0 else min(B, cap)
     plan = Plan(
-        B, n, d, _subsample(rng, B, n_attn), n_attn, workers=max(1, torch.get_num_threads())
+        B, n, d, _subsample(rng, B, n_attn), n_attn, dv=dv, workers=max(1, torch.get_num_threads())
     )
+    _plan_static(plan, settings, rng)
+    _plan_invert(plan, settings, rng)
+    if settings.causal:
+        unknowns = d * d + 2 * d * dv
+        plan.n_causal = min(B, max(-(-CAUSAL_ROWS // n), -(-4 * unknowns // n)))
+        plan.causal = _subsample(rng, B, plan.n_causal)
+    plan.memory = memory_needed(plan)
+    return plan
 
+
+def _plan_static(plan: Plan, settings: Settings, rng) -> None:
+    n, d, dv, B = plan.n, plan.d, plan.dv, plan.B
     nd = n * d
     if settings.no_static:
         plan.static_skip = "skipped (--no-static)"
-    elif max(nd, d * d) > settings.static_max_size:
+    elif max(nd, n * dv, d * dv) > settings.static_max_size:
         plan.static_skip = (
             f"skipped: its least squares has n*d = {nd} unknowns and its Van Loan–Pitsianis "
-            f"eigenproblem is d² = {d * d} wide, beyond --static-max-size "
+            f"eigenproblem is d·d_v = {d * dv} wide, beyond --static-max-size "
             f"{settings.static_max_size} (cost grows as (nd)³ and d⁶); raise --static-max-size "
             "to run it"
         )
@@ -124,22 +152,30 @@ def make_plan(settings: Settings, B: int, n: int, d: int) -> Plan:
         plan.n_static = min(B, settings.static_oversample * nd)
         plan.static = _subsample(rng, B, plan.n_static)
 
+
+def _plan_invert(plan: Plan, settings: Settings, rng) -> None:
+    n, d, B = plan.n, plan.d, plan.B
     if not settings.value_known:
         plan.invert_skip = "skipped: needs --value-known (the value map is the identity)"
+    elif plan.dv != d:
+        plan.invert_skip = (
+            f"skipped: P_invert divides Y by the value map V (P̂ = Y V⁻¹ X⁺), which needs V "
+            f"invertible, and V is d × d_v = {d} × {plan.dv}; it cannot be inverted"
+        )
     elif n > d:
         plan.invert_skip = f"skipped: needs n <= d to invert the tokens exactly (n = {n} > d = {d})"
     else:
-        need = -(-d * d // (n * (n - 1)))
+        pairs = n * (n - 1) // 2 if settings.causal else n * (n - 1)  # equations per sequence
+        need = -(-d * d // pairs)
         if B < need:
+            what = "B·n(n−1)/2 (causal)" if settings.causal else "B·n·(n−1)"
             plan.invert_skip = (
-                f"skipped: its least squares for A needs B·n·(n−1) >= d², i.e. at least {need} "
+                f"skipped: its least squares for A needs {what} >= d², i.e. at least {need} "
                 f"sequences, got {B}"
             )
         else:
             plan.n_invert = min(B, max(settings.invert_max_sequences, need))
             plan.invert = _subsample(rng, B, plan.n_invert)
-    plan.memory = memory_needed(plan)
-    return plan
 
 
 def attn_batch_rows(n: int, d: int) -> int:
@@ -150,7 +186,8 @@ def attn_batch_rows(n: int, d: int) -> int:
 def memory_needed(plan: Plan) -> dict[str, int]:
     """Bytes each part of a prediction allocates at its peak (float64), from (n, d) and the
     subsample sizes only: the bound that :func:`check_memory` holds against the machine."""
-    n, d, w, f8 = plan.n, plan.d, plan.workers, 8
+    n, w, f8 = plan.n, plan.workers, 8
+    d = max(plan.d, plan.dv)  # an upper bound: the d × d_v arrays fit in d × d ones
     batch = attn_batch_rows(n, d)
     per_seq = 3 * n * d + 2 * d * d + min(n, d) ** 2
     # C, and per batch in flight (w + 1 at most): its sequences' arrays and a partial C
@@ -163,8 +200,9 @@ def memory_needed(plan: Plan) -> dict[str, int]:
         else 0
     )
     invert = f8 * (2 * plan.n_invert * nd + 3 * d**4 + 4 * plan.n_invert * (d * d + n * n))
+    causal = f8 * plan.n_causal * n * (2 * d * d + 3 * d)  # prefix operators, P W, x ⊗ x
     return {
-        "P_attn": attn,
+        "P_attn": attn + causal,
         "reading": read,
         "P_static": static,
         "P_invert": invert if plan.n_invert else 0,
@@ -276,70 +314,84 @@ def _partial(acc: AttnAccumulator, xs, ys, idx, n_trace):
     return acc.partial(torch.from_numpy(xs)[None], torch.from_numpy(ys)[None], idx, n_trace)
 
 
-def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, tuple | None, tuple | None]:
+#: the subsamples gathered during the pass besides P_attn's (Plan attribute of each)
+GATHERED = ("static", "invert", "causal")
+
+
+class _Pass:
+    """The state of one pass: the accumulator, the batches in flight on the pool, the
+    subsamples being gathered and the largest |value| seen (see :func:`run_pass`)."""
+
+    def __init__(self, plan: Plan, pool, workers: int):
+        self.plan, self.pool, self.workers = plan, pool, workers
+        self.acc = AttnAccumulator(plan.n, plan.d, diagnostics=True)
+        self.rows = rows_per_chunk((0, plan.n, max(plan.d, plan.dv)))
+        # batches of a fixed size, whatever the number of workers: the same sums in the same order
+        self.batch = max(1, min(self.rows, attn_batch_rows(plan.n, max(plan.d, plan.dv))) // 2)
+        self.gathered = {k: ([], []) for k in GATHERED if getattr(plan, f"n_{k}") > 0}
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.futures: deque = deque()
+        self.traced = 0
+        self.largest = {"X": 0.0, "Y": 0.0}  # max |value| over every sequence
+
+    def flush(self, limit: int) -> None:
+        if self.pending:
+            xs, ys, idx = (np.concatenate(v) for v in zip(*self.pending))
+            self.pending.clear()
+            n_trace = min(len(idx), TRACE_SEQUENCES - self.traced)
+            self.traced += n_trace
+            self.futures.append(self.pool.submit(_partial, self.acc, xs, ys, idx, n_trace))
+        while len(self.futures) > limit:  # bounded memory: at most `limit` batches in flight
+            self.acc.merge(self.futures.popleft().result())
+
+    def chunk(self, start: int, xb: np.ndarray, yb: np.ndarray) -> None:
+        """One chunk of rows: checked, batched for P_attn, and its subsample rows gathered."""
+        self.largest["X"] = max(self.largest["X"], _check_finite(xb, "X", start))
+        self.largest["Y"] = max(self.largest["Y"], _check_finite(yb, "Y", start))
+        stop = start + len(xb)
+        sel = _pick(self.plan.attn, start, stop)
+        index = np.arange(start, stop)[sel]
+        xa = np.array(xb[sel], dtype=np.float64)
+        ya = np.array(yb[sel], dtype=np.float64)
+        for lo in range(0, len(index), self.batch):
+            self.pending.append(
+                (xa[lo : lo + self.batch], ya[lo : lo + self.batch], index[lo : lo + self.batch])
+            )
+            if sum(len(p[2]) for p in self.pending) >= self.batch:
+                self.flush(self.workers)
+        for key, (xs, ys) in self.gathered.items():
+            picked = _pick(getattr(self.plan, key), start, stop)
+            xs.append(np.array(xb[picked], dtype=np.float64))
+            ys.append(np.array(yb[picked], dtype=np.float64))
+
+    def result(self) -> tuple[AttnAccumulator, dict]:
+        _check_scale(self.largest)
+        acc = self.acc
+        if acc.C is None or not (
+            torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)
+        ):
+            raise InputError("X or Y values overflow float64 arithmetic", "rescale X and Y")
+        out = {k: None for k in GATHERED}
+        out.update({k: tuple(np.concatenate(v) for v in xy) for k, xy in self.gathered.items()})
+        return acc, out
+
+
+def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, dict]:
     """The one pass over X, Y (sources with ``rows(k)``): every value checked for NaN/Inf, P_attn
     and its diagnostics on the attention subsample (batches on a pool of as many threads as torch
-    would use, overlapping the reading), and the P_static / P_invert subsamples gathered.
-    Partial sums merge in file order, so results do not depend on the timing. ``progress(k)`` is
-    called with the number of sequences read."""
-    acc = AttnAccumulator(plan.n, plan.d, diagnostics=True)
-    rows = rows_per_chunk((0, plan.n, plan.d))
-    gathered = {"static": ([], []), "invert": ([], [])}
-    want = {"static": plan.n_static > 0, "invert": plan.n_invert > 0}
-    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    futures: deque = deque()
-    traced = 0
-    largest = {"X": 0.0, "Y": 0.0}  # max |value| over every sequence, whichever predictor uses it
-
+    would use, overlapping the reading), and the P_static / P_invert / causal subsamples
+    gathered (a dict: their (X, Y), or None). Partial sums merge in file order, so results do
+    not depend on the timing. ``progress(k)`` is called with the number of sequences read."""
     with _SingleThreadedTorch() as workers, ThreadPoolExecutor(max(1, workers)) as pool:
-        # batches of a fixed size, whatever the number of workers: the same sums in the same order
-        batch = max(1, min(rows, attn_batch_rows(plan.n, plan.d)) // 2)
-
-        def flush(limit: int):
-            nonlocal traced
-            if pending:
-                xs, ys, idx = (np.concatenate(v) for v in zip(*pending))
-                pending.clear()
-                n_trace = min(len(idx), TRACE_SEQUENCES - traced)
-                traced += n_trace
-                futures.append(pool.submit(_partial, acc, xs, ys, idx, n_trace))
-            while len(futures) > limit:  # bounded memory: at most `limit` batches in flight
-                acc.merge(futures.popleft().result())
-
+        state = _Pass(plan, pool, workers)
         try:
             with np.errstate(all="ignore"):
-                for (start, xb), (_, yb) in zip(X.rows(rows), Y.rows(rows)):
-                    largest["X"] = max(largest["X"], _check_finite(xb, "X", start))
-                    largest["Y"] = max(largest["Y"], _check_finite(yb, "Y", start))
-                    stop = start + len(xb)
-                    sel = _pick(plan.attn, start, stop)
-                    index = np.arange(start, stop)[sel]
-                    xa = np.array(xb[sel], dtype=np.float64)
-                    ya = np.array(yb[sel], dtype=np.float64)
-                    for lo in range(0, len(index), batch):
-                        pending.append(
-                            (xa[lo : lo + batch], ya[lo : lo + batch], index[lo : lo + batch])
-                        )
-                        if sum(len(p[2]) for p in pending) >= batch:
-                            flush(workers)
-                    for key, idx in (("static", plan.static), ("invert", plan.invert)):
-                        if want[key]:
-                            s = _pick(idx, start, stop)
-                            gathered[key][0].append(np.array(xb[s], dtype=np.float64))
-                            gathered[key][1].append(np.array(yb[s], dtype=np.float64))
+                for (start, xb), (_, yb) in zip(X.rows(state.rows), Y.rows(state.rows)):
+                    state.chunk(start, xb, yb)
                     if progress is not None:
-                        progress(stop - start)
-                flush(0)
+                        progress(len(xb))
+                state.flush(0)
         finally:
-            for f in futures:
+            for f in state.futures:
                 f.cancel()
-    _check_scale(largest)
-    if acc.C is None or not (
-        torch.isfinite(acc.C).all() and math.isfinite(acc.y2) and math.isfinite(acc.x2)
-    ):
-        raise InputError("X or Y values overflow float64 arithmetic", "rescale X and Y")
-    out = [
-        tuple(np.concatenate(v) for v in gathered[k]) if want[k] else None
-        for k in ("static", "invert")
-    ]
-    return acc, out[0], out[1]
+    return state.result()

@@ -14,7 +14,7 @@ WIDTH = 100
 def _fmt(value: float | None, name: str = "") -> str:
     if value is None:
         return "-"
-    if name == "numerical" or name.startswith("energy_"):
+    if name in ("numerical", "floor") or name.startswith("energy_"):
         return f"{value:.0f}"
     return f"{value:.2f}"
 
@@ -30,10 +30,38 @@ def _wrap(head: str, text: str, indent: int = 4) -> str:
 
 
 def format_predict(res: dict) -> str:
-    inp, fr, rec = res["input"], res["frontier"], res["recommendation"]
+    """The text report of one prediction (one head)."""
+    lines = _input_lines(res["input"])
+    lines += _estimate_lines(res["predictors"])
+    share = res["static_fit_share"]
+    lines += [
+        "",
+        "Static-fit share: "
+        + (
+            f"{share:.4f} (1 = one static kernel explains the data)"
+            if share is not None
+            else "not computed (P_static skipped)"
+        ),
+    ]
+    lines += _frontier_lines(res["frontier"])
+    lines += _recommendation_lines(res["recommendation"])
+    if res["notes"]:
+        lines += ["", "Notes:"] + [_wrap("  - ", note) for note in res["notes"]]
+    if res.get("plot"):
+        lines += ["", f"spectrum plot written to {res['plot']}"]
+    return "\n".join(lines)
+
+
+def _input_lines(inp: dict) -> list[str]:
+    dv = inp.get("d_v", inp["d"])
+    shape = f"d = {inp['d']} dimensions" + (
+        f", d_v = {dv} value dimensions" if dv != inp["d"] else ""
+    )
+    head = f", head {inp['head']} of {inp['heads']}" if inp.get("heads") is not None else ""
     lines = [
-        f"{PROG} predict: {inp['source']}",
-        f"  B = {inp['B']} sequences, n = {inp['n']} tokens, d = {inp['d']} dimensions",
+        f"{PROG} predict: {inp['source']}{head}",
+        f"  B = {inp['B']} sequences, n = {inp['n']} tokens, {shape}"
+        + (", causal (lower-triangular) attention" if inp.get("causal") else ""),
     ]
     if inp["task_meta"]:
         m = inp["task_meta"]
@@ -46,30 +74,28 @@ def format_predict(res: dict) -> str:
             )
             + "  (for comparison)"
         )
-    names = list(res["predictors"]["P_attn"]["estimates"])
-    lines += ["", "Rank estimates (predictor × estimator):"]
+    return lines
+
+
+def _estimate_lines(preds: dict) -> list[str]:
+    names = list(preds["P_attn"]["estimates"])
+    lines = ["", "Rank estimates (predictor × estimator):"]
     lines.append(
         f"  {'predictor':<9} {'sequences':>9}  "
         + "  ".join(f"{n:>{max(len(n), 5)}}" for n in names)
     )
-    for pname, p in res["predictors"].items():
+    for pname, p in preds.items():
         if p.get("status") == "ok":
             cells = "  ".join(f"{_fmt(p['estimates'][n], n):>{max(len(n), 5)}}" for n in names)
             lines.append(f"  {pname:<9} {p['sequences_used']:>9}  {cells}")
         else:
             lines.append(_wrap(f"  {pname:<9} ", p["status"], 12))
-    share = res["static_fit_share"]
-    lines += [
-        "",
-        "Static-fit share: "
-        + (
-            f"{share:.4f} (1 = one static kernel explains the data)"
-            if share is not None
-            else "not computed (P_static skipped)"
-        ),
-    ]
+    return lines
+
+
+def _frontier_lines(fr: dict) -> list[str]:
     noise, mix, cond = fr["noise"], fr["mixing"], fr["conditioning"]
-    lines += [
+    lines = [
         "",
         "Where the data sit on the predictability frontier:",
         _wrap("  n vs d: ", fr["regime"]),
@@ -99,34 +125,66 @@ def format_predict(res: dict) -> str:
                 f"softmax does; softmax-like from {mix['threshold']})",
             )
         )
-    lines.append(
-        _wrap(
-            "  conditioning: ",
-            f"the largest sequence ({cond['sequence']}) holds "
-            f"{cond['max_share']:.2%} of P_attn's energy, {cond['max_over_mean']:.1f} × the "
-            "mean"
-            + (
-                f", dominated (>= {cond['threshold']:g} ×)"
-                if cond["dominated"]
-                else f" (flagged from {cond['threshold']:g} ×)"
-            ),
+    if cond.get("applies", True):
+        lines.append(_wrap("  conditioning: ", _conditioning_words(cond)))
+    return lines
+
+
+def _conditioning_words(cond: dict) -> str:
+    return (
+        f"the largest sequence ({cond['sequence']}) holds "
+        f"{cond['max_share']:.2%} of P_attn's energy, {cond['max_over_mean']:.1f} × the mean"
+        + (
+            f", dominated (>= {cond['threshold']:g} ×)"
+            if cond["dominated"]
+            else f" (flagged from {cond['threshold']:g} ×)"
         )
     )
-    lines += [
+
+
+def _recommendation_lines(rec: dict) -> list[str]:
+    lines = [
         "",
-        f"Recommended minimum QK rank: {rec['min_qk_rank']}",
+        f"Recommended minimum QK rank: {rec['min_qk_rank']}"
+        + (
+            f"  (gap {rec['gap_rank']}, safe rank {rec['safe_rank']})"
+            if rec.get("gap_note")
+            else ""
+        ),
         _wrap(
             "  trusted: ",
             f"{rec['predictor']} with {rec['estimator']} (confidence: "
             f"{rec['confidence']}); energy beyond the cut: {rec['tail_energy']:.2%}",
         ),
         _wrap("  why: ", rec["why"] + "."),
-        _wrap("  estimator: ", rec["why_estimator"] + "."),
     ]
-    if res["notes"]:
-        lines += ["", "Notes:"] + [_wrap("  - ", note) for note in res["notes"]]
-    if res.get("plot"):
-        lines += ["", f"spectrum plot written to {res['plot']}"]
+    if rec.get("gap_note"):
+        lines.append(_wrap("  gap and safe rank: ", rec["gap_note"] + "."))
+    lines.append(_wrap("  estimator: ", rec["why_estimator"] + "."))
+    return lines
+
+
+def format_heads(res: dict) -> str:
+    """One row per head of Y [B, H, n, d_v] (``--head h`` gives one head's full report)."""
+    inp = res["input"]
+    heads = res["heads"]
+    lines = _input_lines({**inp, "heads": None})
+    lines[0] += f" ({len(heads)} heads)"
+    lines += [
+        "",
+        "Recommended minimum QK rank per head (gap: the floor-aware rank; safe: r_E(0.99)):",
+        f"  {'head':>4} {'rank':>5} {'gap':>4} {'safe':>5}  {'predictor':<9} {'estimator':<12}"
+        f" {'confidence':<20} {'mixing':<13} {'sigma_hat':>9}",
+    ]
+    for h, r in enumerate(heads):
+        rec, fr = r["recommendation"], r["frontier"]
+        sig = fr["noise"]["sigma_hat"]
+        lines.append(
+            f"  {h:>4} {rec['min_qk_rank']:>5} {rec['gap_rank']:>4} {rec['safe_rank']:>5}  "
+            f"{rec['predictor']:<9} {rec['estimator']:<12} {rec['confidence']:<20} "
+            f"{fr['mixing']['label']:<13} {'-' if sig is None else f'{sig:.3g}':>9}"
+        )
+    lines += ["", "--head h prints one head's full report (every predictor and estimator, why)."]
     return "\n".join(lines)
 
 

@@ -6,6 +6,46 @@ from __future__ import annotations
 from entropic_bound.cli.scan import DEFAULT_ESTIMATOR
 from entropic_bound.core.estimators import energy_tau
 
+#: (confidence, why) of the cases whose words do not depend on the data
+_FIXED = {
+    "invert": (
+        "exact at zero noise",
+        "the data look softmax-like, the value map is the identity (--value-known) and n <= d, "
+        "where inverting the softmax recovers the logits X A Xᵀ/√d exactly without noise; the "
+        "log amplifies noise on small probabilities (below 50% exact already at σ = 0.01 in "
+        "the paper's frontier), so trust it only on clean data",
+    ),
+    "softmax": (
+        "first-order",
+        "the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
+        "uniform part, so the spectrum is A's to first order in the attention scale β; "
+        "sharper attention or noise adds a flat floor to it, which energy ranks count "
+        "(compare the estimators above)",
+    ),
+    "softmax_short": (
+        "low",
+        "no predictor is reliable here: softmax-like data need n > d for the centred P_attn, "
+        "or, when the value map is the identity, --value-known with n <= d for P_invert; the "
+        "P_attn number is for orientation only",
+    ),
+    "linear_short": (
+        "low",
+        "P_attn is exact only when n >= d; with n < d each sequence shows the kernel only "
+        "through X's row space, so longer sequences (n >= d) are needed for an exact answer",
+    ),
+    "causal_softmax": (
+        "first-order",
+        "under the causal mask each row i has its own map, so P_attn fits the rows "
+        "y_i = x̄_{≤i}ᵀV + x_iᵀ A Q_i W (Q_i the prefix covariance, first order in β of causal "
+        "softmax attention) by alternating least squares; svd(Â) is A's spectrum to first "
+        "order, plus a floor from the non-linear part",
+    ),
+    "undetermined": (
+        "low",
+        "Y has no token-dependent part that attention could produce: there is nothing to attend to",
+    ),
+}
+
 
 def explain(
     n: int,
@@ -20,76 +60,18 @@ def explain(
 ) -> dict:
     """Confidence, why the trusted predictor (``case`` of recommend.choose_predictor) and why the
     estimator, in words a user can check against docs/method.md."""
-    share = preds["P_static"].get("static_fit_share")
     if case == "static":
-        confidence = "exact"
-        why = (
-            f"one static kernel explains the data (static-fit share {share:.4f} >= {th.static_share}): "
-            "the mixing does not depend on the input, so the rank of that kernel ("
-            + (
-                "its log-inversion, as M̂ is positive with equal row sums like a softmax"
-                if preds["P_static"]["softmax_kernel"]
-                else "svd of M̂"
-            )
-            + ") is the bound; for a positional QK kernel P A Pᵀ it is the rank of A"
+        confidence, why = _static(preds, th)
+    elif case == "invert" and preds["P_invert"].get("spectrum_kind", "").endswith("(causal)"):
+        confidence, why = _FIXED["invert"]
+        why += (
+            "; under the causal mask the log is read on the lower triangle only, each row "
+            "centred over its own j <= i, which removes its log-sum-exp exactly"
         )
-    elif case == "invert":
-        confidence = "exact at zero noise"
-        why = (
-            "the data look softmax-like, the value map is the identity (--value-known) and n <= d, "
-            "where inverting the softmax recovers the logits X A Xᵀ/√d exactly without noise; the "
-            "log amplifies noise on small probabilities (below 50% exact already at σ = 0.01 in "
-            "the paper's frontier), so trust it only on clean data"
-        )
-    elif case == "linear":
-        why = (
-            "the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = A(X_bᵀX_b/n)V, "
-            "so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map"
-        )
-        eps = noise.get("share_of_attn_energy")
-        tau = energy_tau(estimator)
-        left_out = 1 - tau if tau is not None else 0.01
-        if eps is None:
-            confidence = "exact at zero noise"
-            why += "; the noise level could not be estimated, and noise raises the spectrum's floor"
-        elif eps <= left_out / 2:
-            confidence = "exact"
-        else:
-            confidence = "approximate (noise)"
-            why += (
-                f"; but noise holds ≈ {eps:.1%} of P_attn's spectrum energy, more than the "
-                f"{left_out:.0%} the cut may leave out, so the rank also counts noise directions "
-                "and is an upper bound"
-                + (
-                    " (noise is amplified as n approaches d: sequences with n >= 2d fix it)"
-                    if n < 2 * d
-                    else ""
-                )
-            )
-    elif case == "softmax":
-        confidence = "first-order"
-        why = (
-            "the data look softmax-like and n > d: centring the tokens (J X) removes softmax's "
-            "uniform part, so the spectrum is A's to first order in the attention scale β; "
-            "sharper attention or noise spreads it, so energy ranks may over-count (compare the "
-            "estimators above)"
-        )
-    elif case == "softmax_short":
-        confidence = "low"
-        why = (
-            "no predictor is reliable here: softmax-like data need n > d for the centred P_attn, "
-            "or, when the value map is the identity, --value-known with n <= d for P_invert; the "
-            "P_attn number is for orientation only"
-        )
-    elif case == "linear_short":
-        confidence = "low"
-        why = (
-            "P_attn is exact only when n >= d; with n < d each sequence shows the kernel only "
-            "through X's row space, so longer sequences (n >= d) are needed for an exact answer"
-        )
+    elif case in ("linear", "causal_linear"):
+        confidence, why = _linear(n, d, noise, estimator, causal=case == "causal_linear")
     else:
-        confidence = "low"
-        why = "Y has no token-dependent part that attention could produce: there is nothing to attend to"
+        confidence, why = _FIXED[case]
     if name == "P_attn" and conditioning["dominated"] and case != "undetermined":
         confidence = "unreliable"
         why += (
@@ -99,8 +81,68 @@ def explain(
             "when n is close to d, so the spectrum reflects a few sequences; use sequences with "
             "n >= 2d, or drop ill-conditioned ones"
         )
+    return {"confidence": confidence, "why": why, "why_estimator": _estimator_words(estimator)}
+
+
+def _static(preds: dict, th) -> tuple[str, str]:
+    share = preds["P_static"].get("static_fit_share")
+    return "exact", (
+        f"one static kernel explains the data (static-fit share {share:.4f} >= {th.static_share}): "
+        "the mixing does not depend on the input, so the rank of that kernel ("
+        + (
+            "its log-inversion, as M̂ is positive with equal row sums like a softmax"
+            if preds["P_static"]["softmax_kernel"]
+            else "svd of M̂"
+        )
+        + ") is the bound; for a positional QK kernel P A Pᵀ it is the rank of A"
+    )
+
+
+def _linear(n: int, d: int, noise: dict, estimator: str, causal: bool) -> tuple[str, str]:
+    if causal:
+        why = (
+            "the data look like causal linear attention: row i is y_iᵀ = x_iᵀ A P_i V with P_i the "
+            "prefix second moment (1/n) Σ_{j≤i} x_j x_jᵀ, known from X, so the alternating least "
+            "squares of (A, V) over the rows fits it exactly and svd(Â) is A's spectrum, whatever "
+            "the value map"
+        )
+    else:
+        why = (
+            "the data look linear-attention-like and n >= d, where Z_b = X̃_b⁺Y_b = A(X_bᵀX_b/n)V, "
+            "so col(Σ_b Z_b Z_bᵀ) = col(A) exactly, whatever the value map"
+        )
+    eps = noise.get("share_of_attn_energy")
+    tau = energy_tau(estimator)
+    left_out = 1 - tau if tau is not None else 0.01
+    if causal:
+        rel = noise.get("relative")
+        if rel is not None and rel > 0.1:
+            return "approximate (noise)", why + (
+                f"; but the residual of the fit is {rel:.2g} of the signal rms: noise spreads the "
+                "spectrum, so read the gap and the safe rank below"
+            )
+        return "exact", why
+    if eps is None:
+        return "exact at zero noise", why + (
+            "; the noise level could not be estimated, and noise raises the spectrum's floor"
+        )
+    if eps <= left_out / 2:
+        return "exact", why
+    return "approximate (noise)", why + (
+        f"; but noise holds ≈ {eps:.1%} of P_attn's spectrum energy, more than the "
+        f"{left_out:.0%} the cut may leave out, so the rank also counts noise directions "
+        "and is an upper bound"
+        + (
+            " (noise is amplified as n approaches d: sequences with n >= 2d fix it)"
+            if n < 2 * d
+            else ""
+        )
+    )
+
+
+def _estimator_words(estimator: str) -> str:
     if (tau := energy_tau(estimator)) is not None:
-        est_why = (
+        return (
             f"{estimator} is the least k whose top-k singular values hold {tau:.0%} of the "
             "spectrum's energy: for the static surrogate exactly the least rank whose excess "
             f"risk is at most {1 - tau:.0%} (docs/method.md §1)"
@@ -110,6 +152,11 @@ def explain(
                 else "; chosen with --estimator"
             )
         )
-    else:
-        est_why = f"{estimator} was chosen with --estimator (rounded to the nearest integer)"
-    return {"confidence": confidence, "why": why, "why_estimator": est_why}
+    if estimator == "floor":
+        return (
+            "floor is the floor-aware rank: the singular values above 1.43 × the median of the "
+            "spectrum's bulk (Gavish–Donoho's threshold, docs/method.md §2); the default for "
+            "softmax-like data, where P_attn's spectrum is A's over a flat floor that r_E(0.99) "
+            "counts (X3: exact far more often on held-out frontier seeds; docs/method.md §8)"
+        )
+    return f"{estimator} was chosen with --estimator (rounded to the nearest integer)"

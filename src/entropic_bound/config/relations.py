@@ -32,6 +32,7 @@ def check_relations(cfg: dict) -> None:
     _check_data_sizes(cfg)
     _check_devices(cfg)
     _check_boundaries_grid(cfg)
+    _check_floor_aware(cfg)
     _check_products(cfg)
 
 
@@ -124,4 +125,27 @@ def _check_products(cfg: dict) -> None:
             f"config keys {_keys('train.products', 'train.backend', 'device')}: products "
             "factored is a form of the fused CPU kernel; use products auto (or dense) with the "
             "torch backend or device cuda"
+        )
+
+
+def _check_floor_aware(cfg: dict) -> None:
+    """X3's estimators are names of the one registry (core/estimators.py), opt-in ones included;
+    its held-out seeds are not the frontier's own (they would not be held out)."""
+    from entropic_bound.core.estimators import estimate, estimator_names
+
+    fa = cfg["exploratory"]["floor_aware"]
+    for i, name in enumerate(fa["estimators"]):
+        try:
+            estimate([1.0], name)
+        except ValueError:
+            raise ConfigError(
+                f"config key 'exploratory.floor_aware.estimators[{i}]': {name!r} is not an "
+                f"estimator; name one of {', '.join(estimator_names(opt_in=True))} (or "
+                "energy_<τ>, 0 < τ ≤ 1)"
+            ) from None
+    shared = sorted(set(fa["seeds"]) & set(cfg["frontier"]["seeds"]))
+    if shared:
+        raise ConfigError(
+            f"config keys {_keys('exploratory.floor_aware.seeds', 'frontier.seeds')}: seeds "
+            f"{shared} are the frontier's own, so they are not held out; choose other seeds"
         )

@@ -4,6 +4,11 @@ Every estimator takes ``s: [..., k]`` (non-negative; sorted here, so order does 
 matter) and returns ``[...]``. An all-zero spectrum has rank 0 under every estimator.
 Real-valued estimates (stable, entropy, participation) are returned unrounded; the
 analysis rounds them for exact-match rates and reports the absolute error as well.
+
+One registry names them all (:data:`PAPER_ESTIMATORS`, :data:`OPT_IN_ESTIMATORS` and
+``energy_<τ>``): the config checks, the command line and the tables read it. The paper's
+estimators are the ones every table computes; an opt-in estimator (the floor-aware rank) is
+computed only where it is asked for by name, so the paper's tables never change with it.
 """
 
 from __future__ import annotations
@@ -75,6 +80,50 @@ def energy_rank(s, tau: float = 0.99) -> np.ndarray:
     return np.where(total[..., 0] > 0, k, 0).astype(np.float64)
 
 
+def gavish_donoho_omega(beta: float) -> float:
+    """ω(β) ≈ 0.56β³ − 0.95β² + 1.82β + 1.43: Gavish & Donoho's (2014) optimal hard threshold
+    over the median singular value, for an m × N noise matrix of aspect ratio β = m/N ≤ 1."""
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"aspect ratio beta must lie in [0, 1], got {beta}")
+    return 0.56 * beta**3 - 0.95 * beta**2 + 1.82 * beta + 1.43
+
+
+def _suffix_median(s: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Median of each row's suffix s[..., m:] of a descending s: [..., k] (0 where empty)."""
+    k = s.shape[-1]
+    length = k - m
+    lo = np.clip(m + (length - 1) // 2, 0, k - 1)
+    hi = np.clip(m + length // 2, 0, k - 1)
+    take = lambda i: np.take_along_axis(s, i[..., None], axis=-1)[..., 0]  # noqa: E731
+    return np.where(length > 0, (take(lo) + take(hi)) / 2, 0.0)
+
+
+def floor_rank(s, beta: float = 0.0, tol: float = DEFAULT_TOL) -> np.ndarray:
+    """The floor-aware rank: how many singular values stand above a flat floor (docs/method.md
+    §2, "The floor-aware rank").
+
+    The floor is the median of the spectrum's bulk and the cut is Gavish & Donoho's
+    ω(β)·floor (or tol·s₁, if larger: values below the numerical tolerance are zeros, and a floor
+    of zeros is no floor). The bulk is found by iteration: m₀ = 0, m_{j+1} = #{s > ω·median(s[m_j:])};
+    m is non-decreasing and stops at the least fixed point, which is the rank (at most k steps).
+    ``beta``: the aspect ratio of the matrix whose singular values s are; 0 (the default) for the
+    Gram spectra of the data-only predictors, sqrt(eig(Σ_b Z_b Z_bᵀ)) = svd of [Z_1 … Z_B], a
+    d × B·d_v matrix with B·d_v ≫ d. A flat spectrum has rank 0 (all floor); an exactly low-rank
+    one (zeros beyond r ≤ k/2) has rank r. Zeros count as floor, so unlike the other estimators
+    it must be given each spectrum at its own length, not zero-padded.
+    """
+    s = _spectra(s)
+    omega = gavish_donoho_omega(beta)
+    m = np.zeros(s.shape[:-1], dtype=np.int64)
+    for _ in range(s.shape[-1] + 1):
+        cut = np.maximum(omega * _suffix_median(s, m), tol * s[..., 0])
+        new = np.sum(s > cut[..., None], axis=-1)
+        if np.array_equal(new, m):
+            break
+        m = new
+    return np.where(s[..., 0] > 0, m, 0).astype(np.float64)
+
+
 def energy_name(tau: float) -> str:
     """The table name of r_E(τ): ``energy_0.99``. Names are built and parsed only here."""
     return f"energy_{tau:g}"
@@ -90,37 +139,55 @@ def energy_tau(name: str) -> float | None:
         raise ValueError(f"estimator {name!r}: energy_<tau> needs a number tau") from None
 
 
-def estimator_names(taus=DEFAULT_TAUS) -> list[str]:
-    return ["numerical", "stable", "entropy", "participation"] + [energy_name(t) for t in taus]
+#: the paper's estimators without τ (every table computes them): name -> (s, tol) -> rank
+PAPER_ESTIMATORS = {
+    "numerical": numerical_rank,
+    "stable": lambda s, tol: stable_rank(s),
+    "entropy": lambda s, tol: entropy_rank(s),
+    "participation": lambda s, tol: participation_rank(s),
+}
+#: opt-in estimators: computed only where named (never in the paper's tables)
+OPT_IN_ESTIMATORS = {
+    "floor": lambda s, tol: floor_rank(s, tol=tol),
+}
 
 
-def all_estimators(s, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL) -> dict[str, np.ndarray]:
-    """Every estimator of §2 on a batch of spectra: name -> [...] array."""
+def estimator_names(taus=DEFAULT_TAUS, opt_in: bool = False) -> list[str]:
+    """The table names: the paper's estimators and r_E(τ) for ``taus``; with ``opt_in``, then
+    the opt-in ones (``floor``)."""
+    names = [*PAPER_ESTIMATORS, *(energy_name(t) for t in taus)]
+    return names + list(OPT_IN_ESTIMATORS) if opt_in else names
+
+
+def is_opt_in(name: str) -> bool:
+    return name in OPT_IN_ESTIMATORS
+
+
+def all_estimators(
+    s, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL, extra=()
+) -> dict[str, np.ndarray]:
+    """Every estimator of §2 on a batch of spectra: name -> [...] array; ``extra``: opt-in
+    names to add (after the paper's)."""
     s = _spectra(s)
-    out = {
-        "numerical": numerical_rank(s, tol),
-        "stable": stable_rank(s),
-        "entropy": entropy_rank(s),
-        "participation": participation_rank(s),
-    }
+    out = {name: f(s, tol) for name, f in PAPER_ESTIMATORS.items()}
     for t in taus:
         out[energy_name(t)] = energy_rank(s, t)
+    for name in extra:
+        out[name] = estimate(s, name, tol)
     return out
 
 
 def estimate(s, name: str, tol: float = DEFAULT_TOL) -> np.ndarray:
-    """One estimator by its table name (``numerical``, ``stable``, ..., ``energy_0.99``)."""
+    """One estimator by its table name (``numerical``, ``stable``, ..., ``energy_0.99``,
+    ``floor``)."""
     if (tau := energy_tau(name)) is not None:
         return energy_rank(s, tau)
-    table = {
-        "numerical": lambda x: numerical_rank(x, tol),
-        "stable": stable_rank,
-        "entropy": entropy_rank,
-        "participation": participation_rank,
-    }
+    table = {**PAPER_ESTIMATORS, **OPT_IN_ESTIMATORS}
     if name not in table:
-        raise ValueError(f"unknown estimator {name!r}; choose one of {estimator_names()}")
-    return table[name](s)
+        raise ValueError(
+            f"unknown estimator {name!r}; choose one of {estimator_names(opt_in=True)}"
+        )
+    return table[name](s, tol)
 
 
 def pad_spectra(spectra) -> np.ndarray:

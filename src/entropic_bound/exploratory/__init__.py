@@ -19,5 +19,7 @@ _EXPORTS = {
     "verdict_by_scale": "scale",
     "scale_markdown": "scale",
     "figure_scale": "scale",
+    "floor_aware_table": "floor_aware",
+    "floor_aware_decision": "floor_aware",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

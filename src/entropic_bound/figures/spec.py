@@ -18,7 +18,7 @@ EXPLORATORY_CATEGORY = "4 Exploratory (no verdict)"
 
 @dataclass(frozen=True)
 class FigureSpec:
-    fid: str  # F1 … F7, X1
+    fid: str  # F1 … F7, X1, X3
     stem: str  # file stem under figures/ (PNG and PDF)
     tables: tuple[str, ...]  # stems of the cached tables it reads (under tables/)
     rule: str  # the plotting rule that draws it (workflow/rules/figures.smk)
@@ -123,6 +123,18 @@ _SPECS = (
         "C9",
         "frontier",
         "Frontier boundaries",
+        EXPLORATORY_CATEGORY,
+    ),
+    FigureSpec(
+        "X3",
+        "X3_floor_aware",
+        ("X3_floor_aware",),
+        "plot_frontier",
+        "x3_floor_aware",
+        "exploratory: the floor-aware rank beside r_E(0.99), held-out frontier seeds and ladder",
+        "C8, C9",
+        "frontier",
+        "The floor-aware rank",
         EXPLORATORY_CATEGORY,
     ),
 )

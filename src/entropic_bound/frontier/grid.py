@@ -55,7 +55,9 @@ FRONTIER_COLUMNS = (
     "estimator",
     "r_hat",
 )
-COLUMNS = list(FRONTIER_COLUMNS)  # the frontier table: the columns analyses read
+COLUMNS = list(FRONTIER_COLUMNS)
+#: every data-only predictor of the frontier, in table order
+PREDICTORS = ("P_attn", "P_static", "P_invert")  # the frontier table: the columns analyses read
 P_ATTN_SIGMA = ("formed", "linear")  # frontier.p_attn_sigma (module docstring)
 
 
@@ -126,8 +128,11 @@ class _SeedBlock:
     X_inv: torch.Tensor | None = None
 
 
-def _seed_block(fcfg: dict, base_seed: int, n: int, seed: int, linear: bool) -> _SeedBlock:
-    """The inputs of (n, seed) and every factorisation its cells share, formed once."""
+def _seed_block(
+    fcfg: dict, base_seed: int, n: int, seed: int, linear: bool, predictors=PREDICTORS
+) -> _SeedBlock:
+    """The inputs of (n, seed) and every factorisation its cells share, formed once (only for
+    the ``predictors`` asked for: the others are skipped, not only left out)."""
     d, B, S = fcfg["d"], fcfg["n_seqs"], len(fcfg["sigma"])
     X, E, V_haar = frontier_inputs(base_seed, n, seed, B, d)
     Ys = torch.empty(S, B, n, d, dtype=torch.float64)  # the noisy copies, refilled per cell
@@ -135,10 +140,11 @@ def _seed_block(fcfg: dict, base_seed: int, n: int, seed: int, linear: bool) -> 
     if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
         block.ZE = block.pinv @ E
         block.G_EE = attention_native_gram(block.ZE, block.ZE)
-    if B >= n * d:  # P_static
+    if B >= n * d and "P_static" in predictors:  # P_static
         block.x = X.reshape(1, B, n * d)
         block.chol_static = torch.linalg.cholesky(block.x.transpose(1, 2) @ block.x)
-    if n <= d and B * n * (n - 1) >= d * d:  # P_invert (the X⁺ of the S noisy copies)
+    # P_invert (the X⁺ of the S noisy copies)
+    if n <= d and B * n * (n - 1) >= d * d and "P_invert" in predictors:
         block.chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
         block.X_inv = token_pinv_exact(X.expand(S, -1, -1, -1))
     return block
@@ -235,21 +241,35 @@ def frontier_grid(
 ) -> pd.DataFrame:
     """Long table of r_hat for every cell × applicable predictor × estimator; ``progress(done,
     total)`` after each (n, seed, r*) block (see progress.py)."""
+    rows: list[dict] = []
+    spectra: list[np.ndarray] = []
+    for keys, spec in frontier_spectra(fcfg, base_seed, clip, progress):
+        rows.extend(keys)
+        spectra.append(spec)
+    # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
+    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]
+
+
+def frontier_spectra(
+    fcfg: dict,
+    base_seed: int = 0,
+    clip: float = DEFAULT_CLIP,
+    progress=None,
+    predictors=PREDICTORS,
+) -> Iterator[tuple[list[dict], np.ndarray]]:
+    """Yield (keys, spectra) of every cell × applicable predictor: keys a list of S row dicts
+    (one per σ of the cell, with ``predictor``), spectra [S, k] (k = d, or n for P_static).
+    ``predictors``: the ones to compute (the others are skipped, not only left out)."""
     linear = fcfg.get("p_attn_sigma", "formed") == "linear"
     sigmas = torch.tensor(fcfg["sigma"], dtype=torch.float64)[:, None, None]
     total = len(fcfg["n"]) * len(fcfg["seeds"]) * len(fcfg["r_star"])
     done = 0
-    rows: list[dict] = []
-    spectra: list[np.ndarray] = []
     for n, seed in itertools.product(fcfg["n"], fcfg["seeds"]):
-        block = _seed_block(fcfg, base_seed, n, seed, linear)
+        block = _seed_block(fcfg, base_seed, n, seed, linear, predictors)
         for r_star in fcfg["r_star"]:
             for cell in _frontier_cells(fcfg, base_seed, block, r_star):
                 keys = cell.keys(fcfg, block)
                 for predictor, spec in _cell_spectra(fcfg, block, cell, sigmas, clip):
-                    rows.extend({**k, "predictor": predictor} for k in keys)
-                    spectra.append(spec.numpy())
+                    yield [{**k, "predictor": predictor} for k in keys], spec.numpy()
             done += 1
             report(progress, done, total)
-    # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
-    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]

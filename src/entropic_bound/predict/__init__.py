@@ -1,5 +1,5 @@
 """Stage ``predict`` (workflow/rules/predict.smk): data-only rank predictors, no training
-(P_static, P_attn, P_invert; docs/method.md §3).
+(P_static, P_attn, P_invert, and P_attn under a causal mask; docs/method.md §3).
 """
 
 from entropic_bound.core.lazy import lazy_exports
@@ -34,6 +34,9 @@ _EXPORTS = {
     "operator_to_kernel": "inversion",
     "inversion_spectrum": "inversion",
     "predict_inversion": "inversion",
+    "CausalFit": "causal",
+    "prefix_operators": "causal",
+    "fit_causal": "causal",
     "attention_native_pinv_of": "stage",
     "attention_native_spectrum_of": "stage",
     "data_only_predictions": "stage",

@@ -194,13 +194,14 @@ class AttnAccumulator:
 
 
 def predict_attention_native(X, Y) -> dict:
-    """P_attn, the attention-native (value-free) predictor: ``spectrum`` [G, d].
+    """P_attn, the attention-native (value-free) predictor: ``spectrum`` [G, d] of X: [G, B, n, d],
+    Y: [G, B, n, d_v] (any d_v: Z_b is d × d_v, C = Σ Z_b Z_bᵀ is d × d all the same).
 
     For linear attention and n ≥ d, Z_b = A (X_bᵀX_b/n) V so col(C) = col(A): exact whatever
     V is. Centring (n > d) removes softmax's uniform part, to first order in β. One batch of
     :class:`AttnAccumulator`, the streaming form ``entropic-bound predict`` uses.
     """
-    X, Y, single = _as_groups(X, Y, "P_attn")
+    X, Y, single = _as_groups(X, Y, "P_attn", any_dv=True)
     acc = AttnAccumulator(X.shape[-2], X.shape[-1], X.shape[0])
     acc.add(X, Y)
     return {"spectrum": _out(acc.spectrum(), single)}

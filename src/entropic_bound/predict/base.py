@@ -12,7 +12,9 @@ import torch
 DEFAULT_CLIP = 1e-12
 
 
-def _as_groups(X, Y, name: str) -> tuple[torch.Tensor, torch.Tensor, bool]:
+def _as_groups(X, Y, name: str, any_dv: bool = False) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    """X: [B, n, d] or [G, B, n, d] and Y of the same shape (``any_dv``: but any last axis
+    d_v) as float64 tensors with a group axis, and whether there was none (``single``)."""
     same = X is Y  # one array checked once (P_static's sides: 16M values each at d = n = 64)
     X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float64)
     Y = (
@@ -25,9 +27,11 @@ def _as_groups(X, Y, name: str) -> tuple[torch.Tensor, torch.Tensor, bool]:
         raise ValueError(
             f"{name}: X must have shape [B, n, d] or [G, B, n, d], got {tuple(X.shape)}"
         )
-    if X.shape != Y.shape:
+    if X.shape[:-1] != Y.shape[:-1] or (not any_dv and X.shape != Y.shape):
         raise ValueError(
-            f"{name}: X and Y must have the same shape, got {tuple(X.shape)} and {tuple(Y.shape)}"
+            f"{name}: X and Y must have the same shape"
+            + (" but the last (d_v)" if any_dv else "")
+            + f", got {tuple(X.shape)} and {tuple(Y.shape)}"
         )
     if X.shape[-2] < 2:
         raise ValueError(f"{name}: sequences need n >= 2 tokens, got n = {X.shape[-2]}")

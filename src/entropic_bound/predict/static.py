@@ -139,12 +139,12 @@ class StaticLeastSquares:
 
     def _compute(self, Y, *, dense: bool) -> torch.Tensor:
         _, Y, _ = _as_groups(Y, Y, "P_static")
-        if Y.shape[:-2] != self.x.shape[:-1] or Y.shape[-2:] != (self.n, self.d):
+        if Y.shape[:-2] != self.x.shape[:-1] or Y.shape[-2] != self.n:
             raise ValueError(
-                f"P_static: Y must have the shape of X, [.., {self.x.shape[1]}, {self.n}, "
-                f"{self.d}], got {tuple(Y.shape)}"
+                f"P_static: Y must have the shape of X but for its last axis (d_v), "
+                f"[.., {self.x.shape[1]}, {self.n}, d_v], got {tuple(Y.shape)}"
             )
-        y = Y.reshape(self.x.shape)
+        y = Y.reshape(*self.x.shape[:-1], self.n * Y.shape[-1])
         if dense:
             return torch.cholesky_solve(self.x.transpose(1, 2) @ y, self.chol).transpose(1, 2)
         if self._pinv is None:  # x⁺ = (xᵀx)⁻¹xᵀ once: then each Y costs one product
@@ -189,19 +189,27 @@ def static_operator(
     lstsq = StaticLeastSquares(X) if lstsq is None else lstsq
     dense = lstsq.dense if method == "auto" else method == "dense"
     K = lstsq.operator(Y, noise=noise, scale=scale)
-    return rearranged_summary(K, lstsq.n, lstsq.d, lstsq.single, dense=dense)
+    dv = K.shape[-2] // lstsq.n  # K: [G, n·d_v, n·d]
+    return rearranged_summary(K, lstsq.n, lstsq.d, lstsq.single, dense=dense, dv=dv)
 
 
 def rearranged_summary(
-    K: torch.Tensor, n: int, d: int, single: bool = False, dense: bool = True
+    K: torch.Tensor,
+    n: int,
+    d: int,
+    single: bool = False,
+    dense: bool = True,
+    dv: int | None = None,
 ) -> dict:
-    """Van Loan–Pitsianis summary of static maps K: [G, nd, nd]: ``M_hat`` [G, n, n] and the
-    ``static_fit_share`` [G] (see :func:`static_operator`); ``single`` drops the group axis;
-    ``dense``: full eigendecomposition, else the iterative top pair."""
+    """Van Loan–Pitsianis summary of static maps K: [G, n·d_v, n·d] (d_v = d unless given):
+    ``M_hat`` [G, n, n] and the ``static_fit_share`` [G] (see :func:`static_operator`); ``single``
+    drops the group axis; ``dense``: full eigendecomposition, else the iterative top pair. With
+    d_v ≠ d, Y = M X V for V: [d, d_v] is K = M ⊗ Vᵀ all the same, and R: [n², d_v·d]."""
     G = K.shape[0]
-    R = K.reshape(G, n, d, n, d).permute(0, 1, 3, 2, 4).reshape(G, n * n, d * d)
+    dv = d if dv is None else dv
+    R = K.reshape(G, n, dv, n, d).permute(0, 1, 3, 2, 4).reshape(G, n * n, dv * d)
     if dense:
-        u, share = _top_pair_dense(R, n, d)
+        u, share = _top_pair_dense(R, n, d, dv)
     else:
         u, share = _top_pair_iterative(R, K)
     M_hat = u.reshape(G, n, n)
@@ -212,9 +220,11 @@ def rearranged_summary(
     return {"M_hat": _out(M_hat, single), "static_fit_share": _out(share, single)}
 
 
-def _top_pair_dense(R: torch.Tensor, n: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """vec(M̂)·s₁ and the share from the smaller Gram matrix (n² × n² or d² × d²)."""
-    if n <= d:
+def _top_pair_dense(
+    R: torch.Tensor, n: int, d: int, dv: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """vec(M̂)·s₁ and the share from the smaller Gram matrix (n² × n² or d·d_v × d·d_v)."""
+    if n * n <= d * (d if dv is None else dv):
         evals, evecs = torch.linalg.eigh(R @ R.transpose(1, 2))  # ascending, [G, n²]
         u = evecs[:, :, -1:] * evals[:, -1:].clamp_min(0).sqrt()[:, None]  # vec(M̂) · s₁
     else:
