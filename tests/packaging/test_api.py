@@ -29,6 +29,7 @@ DOCUMENTED = [
     ("entropic_bound.analysis", ["run_analyses", "intrinsic_ranks", "sort_rungs", "round_rank"]),
     ("entropic_bound.figures", ["make_figure", "save_figure", "FIGURES"]),
     ("entropic_bound.core.io", ["atomic_path", "write_table", "read_table"]),
+    ("entropic_bound.verify", ["verify_run", "load_tolerances", "format_report", "agrees"]),
 ]
 
 
@@ -67,7 +68,8 @@ LATER_FREE = {
     "figures": ORDER,
     "exploratory": ORDER + ["figures"],
     "heads": ORDER,
-    "cli": ORDER + ["figures"],
+    "cli": ORDER + ["figures", "verify"],
+    "verify": ["core", "config"],  # reads finished tables: no stage of the pipeline
 }
 
 

@@ -30,6 +30,7 @@ examples:
   entropic-bound predict data.npz --plot s.pdf    draw the spectra and the cut
   entropic-bound predict heads.npz --causal       Y [B, H, n, d_v]: one row per head, causal
   entropic-bound inspect data.npz                 shapes, statistics, a task's meta
+  entropic-bound verify results/paper             a run against the shipped reference
 
 from Python: entropic_bound.cli.recommend.recommend_rank(X, Y).rank
 """
@@ -83,7 +84,50 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("file", help=".npz or .npy file")
     q.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
     q.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    v = sub.add_parser(
+        "verify",
+        help="check a run's tables against the shipped reference, within measured tolerances",
+        description="Compare every table of the shipped reference (benchmarks/reference/paper) "
+        "with the run's table of the same name, column by column, within the measured "
+        "tolerances of benchmarks/reference/tolerances.yaml. Prints each table's largest "
+        "deviation; exit 0 when all agree, 1 when one does not, 2 when an input is unreadable.",
+    )
+    v.add_argument("results", metavar="RESULTS_DIR", help="a run's folder, e.g. results/paper")
+    v.add_argument("--reference", help="reference folder of <table>.csv.gz (default: the clone's)")
+    v.add_argument("--tolerances", help="tolerance file (default: the clone's)")
+    v.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
+    v.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
     return parser
+
+
+def verify(args) -> tuple[str, int]:
+    """``entropic-bound verify``: the report's text (or JSON) and the exit status (0 or 1)."""
+    import json
+
+    from entropic_bound.verify import (
+        VerifyInputError,
+        agrees,
+        default_reference,
+        format_report,
+        load_tolerances,
+        report_json,
+        verify_run,
+    )
+
+    reference, tolerance_file = default_reference()
+    if not (args.reference and args.tolerances) and not tolerance_file.parent.is_dir():
+        raise VerifyInputError(
+            f"no shipped reference at {tolerance_file.parent} (the package is not running from a "
+            "clone); pass --reference <clone>/benchmarks/reference/paper and --tolerances "
+            "<clone>/benchmarks/reference/tolerances.yaml"
+        )
+    reference = args.reference or reference
+    tolerances = load_tolerances(args.tolerances or tolerance_file)
+    results = verify_run(args.results, reference, tolerances)
+    code = 0 if agrees(results) else 1
+    if args.json:
+        return json.dumps({"agree": code == 0, "tables": report_json(results)}, indent=2), code
+    return format_report(results, args.results, reference), code
 
 
 def _input_options(p) -> None:
@@ -182,11 +226,14 @@ def _jsonable(obj):
     return obj
 
 
-def _run(args) -> str:
+def _run(args) -> tuple[str, int]:
+    """The answer's text and the exit status it goes with."""
     import json
 
     from entropic_bound.cli import text as textreport
 
+    if args.command == "verify":
+        return verify(args)
     if args.command == "predict":
         from entropic_bound.cli.command import predict
 
@@ -196,7 +243,8 @@ def _run(args) -> str:
         from entropic_bound.cli.datafiles import inspect_file
 
         res, text = inspect_file(args.file), textreport.format_inspect
-    return json.dumps(_jsonable(res), indent=2, ensure_ascii=False) if args.json else text(res)
+    answer = json.dumps(_jsonable(res), indent=2, ensure_ascii=False) if args.json else text(res)
+    return answer, 0
 
 
 def error_line(exc: BaseException) -> str:
@@ -295,7 +343,7 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numpy/torch warnings: the answer or one error line
             try:
-                text = _run(args)
+                text, code = _run(args)
             except (KeyboardInterrupt, _Terminated) as exc:
                 try:  # after SIGHUP the terminal may be gone: the exit status still says it
                     print(f"{PROG}: error: interrupted; nothing was written", file=sys.stderr)
@@ -312,7 +360,7 @@ def main(argv=None) -> int:
     finally:  # the handlers back before the answer is printed: a signal then ends the process
         for signum, handler in old.items():
             signal.signal(signum, handler)
-    return _write_stdout(text)
+    return _write_stdout(text) or code
 
 
 if __name__ == "__main__":

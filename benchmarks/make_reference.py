@@ -1,0 +1,87 @@
+"""Write the reference of `entropic-bound verify` from a finished run (rerun after a change of
+the tables, e.g. a new claims column or a new table).
+
+    python benchmarks/make_reference.py [results/paper] [--out benchmarks/reference/paper]
+
+Copies every CSV table of ``<run>/tables/`` byte for byte into ``<out>/<table>.csv.gz``
+(gzip without a timestamp, so that rerunning on the same tables rewrites the same bytes),
+removes reference tables the run no longer has, and writes ``<out>/MANIFEST.json`` (the run's
+config hash and commit from its provenance.json, the CPU, each table's sha256 and row count).
+Verify compares only the tables the reference holds. The tolerances
+(benchmarks/reference/tolerances.yaml) are measured separately: benchmarks/measure_tolerances.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from entropic_bound.core.io import atomic_path
+from entropic_bound.train.fused import cpu_summary
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_gzip(src: Path, dest: Path) -> None:
+    """``src`` compressed into ``dest`` atomically, with mtime 0 and no file name (same bytes in,
+    same bytes out)."""
+    data = src.read_bytes()
+    with atomic_path(dest, ".gz") as tmp, open(tmp, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+            gz.write(data)
+
+
+def manifest(run: Path, tables: list[Path]) -> dict:
+    prov_file = run / "provenance.json"
+    prov = json.loads(prov_file.read_text()) if prov_file.is_file() else {}
+    return {
+        "made_by": "benchmarks/make_reference.py",
+        "run": run.name,
+        "config_hash": prov.get("config_hash"),
+        "git_commit": prov.get("git_commit"),
+        "cpu": cpu_summary(),
+        "tables": {
+            p.name: {
+                "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                "rows": max(0, len(p.read_text().splitlines()) - 1),
+            }
+            for p in tables
+        },
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", nargs="?", default=str(REPO / "results" / "paper"))
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "reference" / "paper"))
+    args = ap.parse_args(argv)
+    run, out = Path(args.run), Path(args.out)
+    tables = sorted((run / "tables").glob("*.csv"))
+    if not tables:
+        print(
+            f"make_reference: error: {run}/tables holds no CSV table; finish the run first",
+            file=sys.stderr,
+        )
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    for p in tables:
+        write_gzip(p, out / f"{p.name}.gz")
+    keep = {f"{p.name}.gz" for p in tables}
+    for stale in out.glob("*.csv.gz"):
+        if stale.name not in keep:
+            stale.unlink()
+    with atomic_path(out / "MANIFEST.json") as tmp:
+        tmp.write_text(json.dumps(manifest(run, tables), indent=2, sort_keys=True) + "\n")
+    print(
+        f"{len(tables)} tables of {run} -> {out} "
+        f"({sum((out / k).stat().st_size for k in keep) / 1024:.0f} KiB compressed)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

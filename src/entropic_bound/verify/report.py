@@ -1,0 +1,80 @@
+"""The text and the JSON of ``entropic-bound verify``: one line per table, then the verdict."""
+
+from __future__ import annotations
+
+import math
+
+from entropic_bound.verify.compare import MISSING, NOT_IN_REFERENCE, OK, TableResult
+
+
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.1e}")
+
+
+def deviation_text(res: TableResult) -> str:
+    """The table's largest deviation in words (or why there is none)."""
+    w = res.worst
+    if res.status in (MISSING, NOT_IN_REFERENCE):
+        return "; ".join(res.problems) or "-"
+    if w is None:
+        return "; ".join(res.problems) or "no columns"
+    if w.ratio == 0:
+        return "none: every value equal"
+    where = f"{w.column} row {w.row}"
+    if math.isinf(w.ratio) and (w.tolerance.exact or math.isnan(w.abs_dev)):
+        return f"{where}: {w.value} against {w.reference} (must be {w.tolerance.describe()})"
+    return f"{where}: |d| {_num(w.abs_dev)}, rel {_num(w.rel_dev)} ({w.tolerance.describe()})"
+
+
+def format_report(results: list[TableResult], run_dir, reference_dir) -> str:
+    """One line per table: name, rows, largest deviation, its share of the tolerance, verdict."""
+    width = max([len(r.name) for r in results] + [5])
+    lines = [
+        f"verify {run_dir} against {reference_dir}",
+        f"{'table':<{width}}  {'rows':>6}  {'of tol.':>8}  {'verdict':<16}  largest deviation",
+    ]
+    for r in results:
+        share = "-" if r.worst is None else _num(r.worst.ratio) if r.worst.ratio else "0"
+        rows = "-" if r.status in (MISSING, NOT_IN_REFERENCE) else str(r.rows)
+        text = deviation_text(r)
+        lines.append(f"{r.name:<{width}}  {rows:>6}  {share:>8}  {r.status:<16}  {text}")
+        lines += [f"{'':<{width}}  {'':>6}  {'':>8}  {'':<16}  note: {n}" for n in r.notes]
+    compared = [r for r in results if r.status != NOT_IN_REFERENCE]
+    good = sum(r.status == OK for r in compared)
+    verdict = "agree" if good == len(compared) else "DISAGREE"
+    lines.append(
+        f"{good} of {len(compared)} reference tables agree within tolerance: the run and the "
+        f"reference {verdict}"
+    )
+    return "\n".join(lines)
+
+
+def report_json(results: list[TableResult]) -> list[dict]:
+    """The results as plain data (``--json``); NaN and infinities as strings."""
+    out = []
+    for r in results:
+        w = r.worst
+        out.append(
+            {
+                "table": r.name,
+                "status": r.status,
+                "rows": r.rows,
+                "problems": r.problems,
+                "notes": r.notes,
+                "worst": None
+                if w is None
+                else {
+                    "column": w.column,
+                    "row": w.row,
+                    "share_of_tolerance": _jsonable(w.ratio),
+                    "abs_deviation": _jsonable(w.abs_dev),
+                    "rel_deviation": _jsonable(w.rel_dev),
+                    "tolerance": w.tolerance.describe(),
+                },
+            }
+        )
+    return out
+
+
+def _jsonable(x: float):
+    return x if math.isfinite(x) else str(x)

@@ -1,0 +1,121 @@
+"""The per-column tolerances of ``entropic-bound verify``: what "agrees" means, table by table.
+
+A tolerance file (``benchmarks/reference/tolerances.yaml``) reads::
+
+    safety_factor: 10        # measured deviation × this = the tolerance (documentation only)
+    float_default: {rtol: 1.0e-6, atol: 0.0}
+    tables:
+      frontier.csv:
+        r_hat: {rtol: 2.0e-5, atol: 1.0e-9}
+        n: exact
+
+A run's value ``v`` agrees with the reference value ``r`` when ``|v - r| <= atol + rtol·|r|``
+(NaN agrees only with NaN, an infinity only with itself). ``exact`` (or a column the file does
+not list whose reference values are integers, booleans or text) asks for equality. A float
+column the file does not list gets ``float_default``. How the numbers were measured:
+docs/reproducibility.md ("Checking a run on another CPU").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+EXACT_WORD = "exact"
+
+
+class VerifyInputError(ValueError):
+    """A problem with verify's inputs (exit 2), not a disagreement (exit 1)."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|v - r| <= atol + rtol·|r|``; ``exact`` asks for equality (NaN equal to NaN)."""
+
+    rtol: float = 0.0
+    atol: float = 0.0
+    exact: bool = False
+
+    def describe(self) -> str:
+        return EXACT_WORD if self.exact else f"rtol {self.rtol:.1e}, atol {self.atol:.1e}"
+
+
+EXACT = Tolerance(exact=True)
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The whole file: a tolerance per (table, column), and the float default."""
+
+    float_default: Tolerance
+    tables: dict[str, dict[str, Tolerance]]
+    safety_factor: float | None = None
+
+    def column(self, table: str, column: str, is_float: bool) -> Tolerance:
+        """The tolerance of ``column`` of ``table``: the file's entry, else exact for a
+        non-float reference column, else ``float_default``."""
+        listed = self.tables.get(table, {}).get(column)
+        if listed is not None:
+            return listed
+        return self.float_default if is_float else EXACT
+
+
+def _tolerance(value, where: str) -> Tolerance:
+    if value == EXACT_WORD:
+        return EXACT
+    if not isinstance(value, dict) or not value or set(value) - {"rtol", "atol"}:
+        raise VerifyInputError(
+            f"{where}: expected `exact` or a mapping of rtol/atol, got {value!r}; "
+            "write e.g. {rtol: 1.0e-6, atol: 0.0}"
+        )
+    out = {}
+    for key in ("rtol", "atol"):
+        x = value.get(key, 0.0)
+        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
+            raise VerifyInputError(
+                f"{where}.{key} is {x!r}; give a finite number >= 0 (e.g. 1.0e-6)"
+            )
+        out[key] = float(x)
+    return Tolerance(**out)
+
+
+def parse_tolerances(doc, source: str = "tolerance file") -> Tolerances:
+    """:class:`Tolerances` from the parsed YAML ``doc``; VerifyInputError names what is wrong."""
+    if not isinstance(doc, dict) or set(doc) - {"safety_factor", "float_default", "tables"}:
+        raise VerifyInputError(
+            f"{source}: expected the keys safety_factor, float_default, tables; "
+            "see benchmarks/reference/tolerances.yaml"
+        )
+    tables = doc.get("tables") or {}
+    if not isinstance(tables, dict):
+        raise VerifyInputError(f"{source}: `tables` must map table names to columns")
+    parsed: dict[str, dict[str, Tolerance]] = {}
+    for table, columns in tables.items():
+        if not isinstance(columns, dict):
+            raise VerifyInputError(f"{source}: tables.{table} must map column names to tolerances")
+        parsed[str(table)] = {
+            str(c): _tolerance(v, f"{source}: tables.{table}.{c}") for c, v in columns.items()
+        }
+    default = _tolerance(doc.get("float_default", EXACT_WORD), f"{source}: float_default")
+    factor = doc.get("safety_factor")
+    return Tolerances(default, parsed, None if factor is None else float(factor))
+
+
+def load_tolerances(path) -> Tolerances:
+    """Read and check a tolerance file (strict YAML: no duplicate keys, no anchors)."""
+    from entropic_bound.config.strict_yaml import StrictYAMLError, load_strict
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise VerifyInputError(
+            f"tolerance file {path} cannot be read ({why}); pass --tolerances FILE"
+        ) from None
+    try:
+        doc = load_strict(text)
+    except StrictYAMLError as exc:
+        todo = "" if "; " in str(exc) else "; fix the file (its format: verify/tolerance.py)"
+        raise VerifyInputError(f"tolerance file {path}: {exc}{todo}") from None
+    return parse_tolerances(doc, f"tolerances {path}")
