@@ -130,6 +130,21 @@ def sharing_inputs():
             _SHARED.update(key=None, chunks=None)
 
 
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread inside the block. Its CPU kernels split work by thread count, and
+    some splits round differently (measured: a 64 × 64 task's Y differs in its last bits at 2
+    threads for L0, L3, L4, Lλ), so a task is always made on one thread, as the tasks stage has
+    made every task file: a reader on any thread count makes the bits the file was made with."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@one_thread()
 def generate_data(
     spec, teacher, gen: torch.Generator, *, keep: bool = True, chunk_values: int = CHUNK_VALUES
 ) -> tuple[dict[str, np.ndarray], dict[str, str], float]:

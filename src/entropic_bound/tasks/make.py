@@ -19,7 +19,7 @@ import torch
 
 from entropic_bound.core.rungs import kernel_dim, kernel_norm
 from entropic_bound.core.seeds import task_stream
-from entropic_bound.tasks.data import CHUNK_VALUES, generate_data
+from entropic_bound.tasks.data import CHUNK_VALUES, generate_data, one_thread
 from entropic_bound.tasks.files import load_task  # noqa: F401  (its old home: readers import it here)
 from entropic_bound.tasks.grid import TaskSpec, task_specs  # noqa: F401  (task_specs: re-exported, the public API)
 
@@ -57,6 +57,7 @@ class Teacher:
     P: torch.Tensor
 
 
+@one_thread()  # LAPACK's QR, like the data (tasks/data.py), may round by thread count
 def draw_teacher(spec: TaskSpec) -> tuple[Teacher, torch.Generator]:
     """The task's teacher, and its stream where the data start (X_train: tasks/data.py)."""
     n, d = spec.n, spec.d
