@@ -264,23 +264,6 @@ def test_a_stored_file_missing_data_still_lists_what_it_lacks(tmp_path):
     assert set(DATA_KEYS) <= set(make_task(TaskSpec(rung="L0", r_star=1, seed=0, **SMALL)))
 
 
-def test_sharing_inputs_draws_a_stream_once_and_frees_it(tmp_path, monkeypatch):
-    specs = [TaskSpec(rung=r, r_star=2, seed=6, n=4, d=4, n_train=32, n_test=16) for r in RUNGS]
-    for s in specs:
-        write_npz(tmp_path / f"{s.task_id}.npz", **task_file_arrays(s, "never"))
-    alone = [load_task(tmp_path / f"{s.task_id}.npz")[0] for s in specs]
-    draws = []
-    real = task_data._draw
-    monkeypatch.setattr(task_data, "_draw", lambda g, c, n, d: draws.append(c) or real(g, c, n, d))
-    with task_data.sharing_inputs():
-        shared = [load_task(tmp_path / f"{s.task_id}.npz")[0] for s in specs]
-        assert task_data._SHARED["chunks"] is not None
-    assert draws == [32, 32, 16, 16]  # X and E of each split, once for the six rungs
-    assert task_data._SHARED["chunks"] is None and task_data._SHARED["depth"] == 0
-    for a, b in zip(alone, shared):
-        _assert_same(a, b)
-
-
 @pytest.mark.parametrize("rung", RUNGS)
 def test_a_task_is_made_on_one_thread_whatever_the_callers_count(rung):
     # at 2 threads torch's batched products round differently for L0, L3, L4 and Lλ at this shape

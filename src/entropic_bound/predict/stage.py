@@ -13,7 +13,6 @@ from entropic_bound.core.rungs import is_softmax
 from entropic_bound.core.seeds import noisy_copy_rng
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.static import StaticLeastSquares, predict_static
-from entropic_bound.tasks.data import sharing_inputs
 from entropic_bound.tasks.make import load_task
 
 #: the columns of tables/data_only_predictions.csv
@@ -62,7 +61,6 @@ def _shared_input_key(path) -> tuple:
         return (-1, -1)
 
 
-@sharing_inputs()  # a task file without data: its rung's X is made once per (r*, seed) (tasks/data.py)
 def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
     ``progress(done, total)`` after each task (see progress.py)."""

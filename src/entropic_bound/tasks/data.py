@@ -5,6 +5,9 @@ in this order: tasks/make.py) and Y = M(X) X V* + σ E. Making a split in chunks
 the stream at two places at once, X's chunk and E's, so a second generator starts where E does.
 It is found by drawing X once and discarding it, and the positions are remembered per stream
 state (:data:`_POSITIONS`): the rungs that share X (tasks/make.py) find them once per process.
+The drawn X and E themselves are not kept for the next rung: at d = n = 64, B = 16384 they are
+1.1 GB of float64 and would save ~1.2 of the ~3-4 CPU-s a task costs to make
+(docs/notebook.md, 2026-12-04).
 
 Why chunks give the one-draw values bitwise: torch's CPU sampler turns the uniform stream into
 normals 16 values at a time, so a block drawn in pieces of a multiple of 16 values (the last at
@@ -37,8 +40,6 @@ _MAX_POSITIONS = 256
 #: (stream state at X_train's start, split sizes, n·d) -> the generator state where each
 #: split's X and E start, [(X_train, E_train), (X_test, E_test)]
 _POSITIONS: dict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = {}
-#: inside :func:`sharing_inputs`: the key of the last stream drawn and its chunks (input_chunks)
-_SHARED: dict = {"depth": 0, "key": None, "chunks": None}
 
 
 def chunk_bounds(
@@ -79,24 +80,8 @@ def input_chunks(
 ) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
     """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
     at the start of the first split's X (advanced by the call). The values are those of one
-    ``randn`` per block in the order X₀, E₀, X₁, E₁, … Inside :func:`sharing_inputs`, the inputs
-    of the last stream are kept and served again to the next task on it."""
+    ``randn`` per block in the order X₀, E₀, X₁, E₁, …"""
     key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
-    if _SHARED["depth"] and _SHARED["key"] == key:
-        yield from _SHARED["chunks"]
-        return
-    kept = [] if _SHARED["depth"] else None
-    _SHARED.update(key=None, chunks=None)  # free the last stream's inputs before drawing these
-    for chunk in _drawn_chunks(gen, key, sizes, n, d, chunk_values):
-        if kept is not None:
-            kept.append(chunk)
-        yield chunk
-    if kept is not None and _SHARED["depth"]:
-        _SHARED.update(key=key, chunks=kept)
-
-
-def _drawn_chunks(gen, key, sizes, n, d, chunk_values):
-    """:func:`input_chunks` drawn from the stream, with the positions of :data:`_POSITIONS`."""
     known = _POSITIONS.get(key)
     found: list[tuple[torch.Tensor, torch.Tensor]] = []
     gx = gen
@@ -113,21 +98,6 @@ def _drawn_chunks(gen, key, sizes, n, d, chunk_values):
         if len(_POSITIONS) >= _MAX_POSITIONS:
             _POSITIONS.pop(next(iter(_POSITIONS)))
         _POSITIONS[key] = found
-
-
-@contextlib.contextmanager
-def sharing_inputs():
-    """Keep the inputs X and noise E of the last stream drawn (float64, 2·(n_train + n_test)·n·d·8
-    bytes: 1.1 GB at d = n = 64, B = 16384) while the block runs, so that the next task on the
-    same stream (a rung of the same (r*, seed), tasks/make.py) makes only its Y. For readers that
-    visit tasks grouped by their inputs (predict/stage.py); freed when the block ends."""
-    _SHARED["depth"] += 1
-    try:
-        yield
-    finally:
-        _SHARED["depth"] -= 1
-        if not _SHARED["depth"]:
-            _SHARED.update(key=None, chunks=None)
 
 
 @contextlib.contextmanager
