@@ -266,9 +266,13 @@ def runtime_by_attempt(base):
 
 
 def tasks_mem_mb():
-    """make_task: X, noise and Y of the training split in float64, plus the attention [B, n, n]."""
-    attention_mb = _T["n_train"] * _T["n"] ** 2 * 8 / 2**20
-    return max(2000, 1000 + 8 * DATA_MB + 2 * attention_mb)
+    """A task's data made in chunks (tasks/data.py): its float32 X/Y when the file holds them
+    (counted twice, for the write), the float64 clean test targets, and ~10 float64 arrays of a
+    chunk (16 MB each, a few of them [chunk, n, n])."""
+    task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
+    test_mb = _T["n_test"] * _T["n"] * _T["d"] * 8 / 2**20
+    chunk_mb = 10 * 16 * max(1, _T["n"] / _T["d"])
+    return max(2000, 1000 + 2 * task_mb + test_mb + chunk_mb)
 
 
 def predict_mem_mb():

@@ -76,15 +76,18 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     for done, i in enumerate(order, 1):
         arrays, meta = load_task(task_paths[i])
         X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        del arrays  # the test split is not read here: hold one copy of the data, not two
         if shared[0] is None or not np.array_equal(shared[0], X):
             shared = (None, None, None)  # free the previous factorisations first
             shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
+        X = shared[0]  # one float64 X per group (equal values)
         rows, spectra = per_task[i] = ([], [])
         key_rs = (meta["r_star"], meta["seed"], Y.shape)
         if noise_of[0] != key_rs:
             # the noise of a noisy copy depends on (r*, seed) alone, so the tasks that share X
             # share one draw (and P_static's factored route its K(noise): predict/static.py)
             rng = noisy_copy_rng(cfg["seed"], meta["r_star"], meta["seed"])
+            noise_of = (None, None)  # free the previous draw first
             noise_of = (key_rs, rng.standard_normal(Y.shape))
         noise = noise_of[1]
         for sigma in [meta["sigma"], *p["noisy_sigmas"]]:
@@ -115,6 +118,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
             spectra.append(attention_native_spectrum_of(shared[2], Ys))
+        X = Y = Ys = None  # free this task's float64 arrays before the next task is made
         report(progress, done, len(task_paths))
     rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
     spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]

@@ -15,8 +15,14 @@ _EXPORTS = {
     "apply_operator": "mixing",
     "haar_orthonormal": "make",
     "teacher_kernel": "make",
+    "Teacher": "make",
+    "draw_teacher": "make",
     "make_task": "make",
-    "load_task": "make",
+    "generate_data": "data",
+    "chunk_bounds": "data",
+    "load_task": "files",
+    "stores_data": "files",
+    "task_file_arrays": "files",
     "write_tasks": "stage",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -1,22 +1,27 @@
 """Teacher tasks: every rung of the interpolation ladder (docs/method.md §1).
 
 A task is fully determined by (rung, r*, gain, κ, β, σ, n, d, value map, seed). The random
-stream depends on (base seed, r*, seed) only, so the rungs of one (r*, seed) share their
-kernel factors, value map, positional embedding and inputs: the ladder is a controlled
-comparison in which only the mixing operator changes.
+stream depends on (base seed, r*, seed) only and draws the kernel factors ([k, r*] each, k the
+kernel size), V, P, then the data; so the rungs of one (r*, seed) whose kernels have one size
+share their kernel factors, value map, positional embedding, inputs X and noise E: every rung
+when n = d, and L0/L1 (k = n) apart from L2–L4 (k = d) when n ≠ d. The ladder is a controlled
+comparison in which only the mixing operator changes. How the data are made in chunks:
+tasks/data.py; what a task file holds and how it is read: tasks/files.py.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from entropic_bound.core.rungs import kernel_dim, kernel_norm
 from entropic_bound.core.seeds import task_stream
+from entropic_bound.tasks.data import CHUNK_VALUES, generate_data, one_thread
+from entropic_bound.tasks.files import load_task  # noqa: F401  (its old home: readers import it here)
 from entropic_bound.tasks.grid import TaskSpec, task_specs  # noqa: F401  (task_specs: re-exported, the public API)
-from entropic_bound.tasks.mixing import apply_operator
 
 
 def haar_orthonormal(rows: int, cols: int, gen: torch.Generator) -> torch.Tensor:
@@ -41,8 +46,20 @@ def teacher_kernel(
     return (U * s) @ W.T, s
 
 
-def make_task(spec: TaskSpec) -> dict[str, np.ndarray]:
-    """Arrays of one task: X/Y train and test [B, n, d] float32, kernel, V, P, spectrum, meta."""
+@dataclass(frozen=True)
+class Teacher:
+    """A task's teacher in float64: ``kernel`` [k, k], its singular values ``s`` [r*], the value
+    map ``V`` [d, d] and the positional embedding ``P`` [n, d]."""
+
+    kernel: torch.Tensor
+    s: torch.Tensor
+    V: torch.Tensor
+    P: torch.Tensor
+
+
+@one_thread()  # LAPACK's QR, like the data (tasks/data.py), may round by thread count
+def draw_teacher(spec: TaskSpec) -> tuple[Teacher, torch.Generator]:
+    """The task's teacher, and its stream where the data start (X_train: tasks/data.py)."""
     n, d = spec.n, spec.d
     k = kernel_dim(spec.rung, n, d)
     if not 1 <= spec.r_star <= k:
@@ -54,50 +71,28 @@ def make_task(spec: TaskSpec) -> dict[str, np.ndarray]:
     V_haar = haar_orthonormal(d, d, gen)
     V = V_haar if spec.value_map == "unknown" else torch.eye(d, dtype=torch.float64)
     P = haar_orthonormal(n, d, gen) * n**0.5 if n >= d else haar_orthonormal(d, n, gen).T * n**0.5
-    out: dict[str, np.ndarray] = {}
-    for split, size in (("train", spec.n_train), ("test", spec.n_test)):
-        X = torch.randn(size, n, d, generator=gen, dtype=torch.float64)
-        E = torch.randn(size, n, d, generator=gen, dtype=torch.float64)
-        Y = apply_operator(spec.rung, X, kernel, V, beta=spec.beta, P=P)
-        out[f"X_{split}"] = X.float().numpy()
-        out[f"Y_{split}"] = (Y + spec.sigma * E).float().numpy()
-        if split == "test":
-            clean_power = float(Y.pow(2).mean())
+    return Teacher(kernel, s, V, P), gen
+
+
+def teacher_arrays(spec: TaskSpec, teacher: Teacher, clean_power: float) -> dict[str, np.ndarray]:
+    """What a task file holds besides the data: kernel, V, P (float32), spectrum, meta (JSON)."""
     meta = spec.meta()
     meta["test_clean_power"] = clean_power
-    meta["kernel_singular_values"] = s.tolist()
-    out.update(
-        kernel=kernel.float().numpy(),
-        V=V.float().numpy(),
-        P=P.float().numpy(),
-        spectrum=s.numpy(),
-        meta=np.array(json.dumps(meta)),
-    )
-    return out
+    meta["kernel_singular_values"] = teacher.s.tolist()
+    return {
+        "kernel": teacher.kernel.float().numpy(),
+        "V": teacher.V.float().numpy(),
+        "P": teacher.P.float().numpy(),
+        "spectrum": teacher.s.numpy(),
+        "meta": np.array(json.dumps(meta)),
+    }
 
 
-TASK_KEYS = ("X_train", "Y_train", "X_test", "Y_test", "kernel", "V", "P", "meta")
+def make_task(spec: TaskSpec, *, chunk_values: int = CHUNK_VALUES) -> dict[str, np.ndarray]:
+    """Arrays of one task: X/Y train and test [B, n, d] float32, kernel, V, P, spectrum, meta.
 
-
-def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
-    """Read a task ``.npz``: (arrays, meta). Raises ValueError naming what is wrong."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise ValueError(f"task file {path} does not exist") from None
-    except Exception as exc:  # zip/npy format errors come in many types
-        raise ValueError(f"task file {path} is not a readable .npz ({exc})") from None
-    missing = [k for k in TASK_KEYS if k not in arrays]
-    if missing:
-        raise ValueError(f"task file {path} lacks {', '.join(missing)}")
-    meta = json.loads(str(arrays.pop("meta")))
-    for k in ("X_train", "Y_train", "X_test", "Y_test"):
-        a = arrays[k]
-        if a.ndim != 3 or a.shape[1:] != (meta["n"], meta["d"]):
-            raise ValueError(
-                f"task file {path}: {k} has shape {a.shape}, expected [B, {meta['n']}, {meta['d']}]"
-            )
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"task file {path}: {k} contains NaN or Inf")
-    return arrays, meta
+    The data are made in chunks of ``chunk_values`` values (tasks/data.py): bitwise the arrays of
+    drawing each in one piece, with a peak memory of a few chunks over the float32 result."""
+    teacher, gen = draw_teacher(spec)
+    data, _, clean_power = generate_data(spec, teacher, gen, chunk_values=chunk_values)
+    return {**data, **teacher_arrays(spec, teacher, clean_power)}

@@ -1,0 +1,146 @@
+"""A task's data X, Y generated chunk by chunk from its random stream (docs/method.md §1).
+
+After the teacher, a task's stream draws X_train, E_train, X_test, E_test (each [B, n, d] float64,
+in this order: tasks/make.py) and Y = M(X) X V* + σ E. Making a split in chunks of sequences needs
+the stream at two places at once, X's chunk and E's, so a second generator starts where E does.
+It is found by drawing X once and discarding it, and the positions are remembered per stream
+state (:data:`_POSITIONS`): the rungs that share X (tasks/make.py) find them once per process.
+The drawn X and E themselves are not kept for the next rung: at d = n = 64, B = 16384 they are
+1.1 GB of float64 and would save ~1.2 of the ~3-4 CPU-s a task costs to make
+(docs/notebook.md, 2026-12-04).
+
+Why chunks give the one-draw values bitwise: torch's CPU sampler turns the uniform stream into
+normals 16 values at a time, so a block drawn in pieces of a multiple of 16 values (the last at
+least 16) is the block of one draw, and leaves the stream in the same state
+(:func:`chunk_bounds` keeps to that); every operator works sequence by sequence (batched products,
+row softmax). tests/tasks/test_task_data.py checks both against the one-draw generation, kept
+verbatim in tests/tasks_reference.py. Peak memory is a few chunks of float64, not the split.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from entropic_bound.tasks.files import DATA_KEYS
+from entropic_bound.tasks.mixing import apply_operator
+
+#: values per float64 array of a chunk: 2²¹ (16 MB, 512 sequences at n = d = 64); a chunk's
+#: arrays and the operator's intermediates stay under ~150 MB whatever B is
+CHUNK_VALUES = 1 << 21
+#: the torch sampler's block: pieces of a multiple of this many values draw what one draw does
+_NORMAL_BLOCK = 16
+#: stream positions remembered (each entry is four generator states of ~5 KB)
+_MAX_POSITIONS = 256
+#: (stream state at X_train's start, split sizes, n·d) -> the generator state where each
+#: split's X and E start, [(X_train, E_train), (X_test, E_test)]
+_POSITIONS: dict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+
+
+def chunk_bounds(
+    size: int, per_seq: int, chunk_values: int = CHUNK_VALUES
+) -> list[tuple[int, int]]:
+    """[(lo, hi)] sequence ranges covering 0..size, each about ``chunk_values`` values
+    (``per_seq`` values a sequence), every range but the last a multiple of 16 values and the last
+    at least 16 (or the whole block): the draws of one ``torch.randn`` in pieces."""
+    unit = _NORMAL_BLOCK // math.gcd(per_seq, _NORMAL_BLOCK)  # sequences per 16-value multiple
+    step = max(1, chunk_values // per_seq)
+    step = -(-step // unit) * unit
+    bounds = [(lo, min(size, lo + step)) for lo in range(0, size, step)]
+    if len(bounds) > 1 and (bounds[-1][1] - bounds[-1][0]) * per_seq < _NORMAL_BLOCK:
+        bounds[-2:] = [(bounds[-2][0], size)]  # a short tail would take the sampler's scalar path
+    return bounds
+
+
+def _draw(gen: torch.Generator, count: int, n: int, d: int) -> torch.Tensor:
+    return torch.randn(count, n, d, generator=gen, dtype=torch.float64)
+
+
+def _at(state: torch.Tensor) -> torch.Generator:
+    gen = torch.Generator()
+    gen.set_state(state)
+    return gen
+
+
+def _skipped(gen: torch.Generator, size: int, n: int, d: int, chunk_values: int):
+    """A new generator where ``gen`` would be after drawing [size, n, d] (``gen`` untouched)."""
+    ahead = _at(gen.get_state())
+    for lo, hi in chunk_bounds(size, n * d, chunk_values):
+        _draw(ahead, hi - lo, n, d)
+    return ahead
+
+
+def input_chunks(
+    gen: torch.Generator, sizes: tuple[int, ...], n: int, d: int, chunk_values: int = CHUNK_VALUES
+) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
+    """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
+    at the start of the first split's X (advanced by the call). The values are those of one
+    ``randn`` per block in the order X₀, E₀, X₁, E₁, …"""
+    key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
+    known = _POSITIONS.get(key)
+    found: list[tuple[torch.Tensor, torch.Tensor]] = []
+    gx = gen
+    for split, size in enumerate(sizes):
+        if known:
+            gx, ge = _at(known[split][0]), _at(known[split][1])
+        else:
+            ge = _skipped(gx, size, n, d, chunk_values)
+            found.append((gx.get_state(), ge.get_state()))
+        for lo, hi in chunk_bounds(size, n * d, chunk_values):
+            yield split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d)
+        gx = ge  # this split's E ends where the next split's X starts
+    if not known:
+        if len(_POSITIONS) >= _MAX_POSITIONS:
+            _POSITIONS.pop(next(iter(_POSITIONS)))
+        _POSITIONS[key] = found
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread inside the block. Its CPU kernels split work by thread count, and
+    some splits round differently (measured: a 64 × 64 task's Y differs in its last bits at 2
+    threads for L0, L3, L4, Lλ), so a task is always made on one thread, as the tasks stage has
+    made every task file: a reader on any thread count makes the bits the file was made with."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@one_thread()
+def generate_data(
+    spec, teacher, gen: torch.Generator, *, keep: bool = True, chunk_values: int = CHUNK_VALUES
+) -> tuple[dict[str, np.ndarray], dict[str, str], float]:
+    """The task's data from ``gen`` (at the start of X_train, just after the teacher's draws):
+    ``(arrays, sha256, test_clean_power)``. arrays: :data:`DATA_KEYS` -> [B, n, d] float32
+    (empty unless ``keep``); sha256: the hex digest of each array's bytes (C order);
+    test_clean_power: mean(Y_clean²) of the test split, from the float64 clean targets.
+    ``teacher``: tasks.make.Teacher (kernel, V, P in float64)."""
+    n, d = spec.n, spec.d
+    sizes = (spec.n_train, spec.n_test)
+    names = [("X_train", "Y_train"), ("X_test", "Y_test")]
+    arrays = {k: np.empty((sizes[i // 2], n, d), np.float32) for i, k in enumerate(DATA_KEYS)}
+    if not keep:
+        arrays = {}
+    digests = {k: hashlib.sha256() for k in DATA_KEYS}
+    # the clean test targets in float64, whole: their mean square is one reduction over the split,
+    # as it was when the split was made in one piece (a sum of chunk sums rounds differently)
+    clean_test = torch.empty(spec.n_test, n, d, dtype=torch.float64)
+    for split, lo, hi, X, E in input_chunks(gen, sizes, n, d, chunk_values):
+        Y = apply_operator(spec.rung, X, teacher.kernel, teacher.V, beta=spec.beta, P=teacher.P)
+        if split == 1:
+            clean_test[lo:hi] = Y
+        for name, value in zip(names[split], (X, Y + spec.sigma * E)):
+            chunk = value.float().numpy()
+            digests[name].update(chunk.data)
+            if keep:
+                arrays[name][lo:hi] = chunk
+    clean_power = float(clean_test.pow(2).mean())
+    return arrays, {k: h.hexdigest() for k, h in digests.items()}, clean_power
