@@ -138,9 +138,8 @@ def scale_markdown(table: pd.DataFrame) -> str:
                 if not np.isfinite(first["threshold"])
                 else f"{first['sense']} {first['threshold']:g}"
             )
-            lines.append(
-                f"| {claim} | {first['headline']} | " + " | ".join(cells) + f" | {limit} |"
-            )
+            headline = str(first["headline"]).replace("|", "\\|")  # a bar inside a cell
+            lines.append(f"| {claim} | {headline} | " + " | ".join(cells) + f" | {limit} |")
         lines.append("")
     return "\n".join(lines)
 
