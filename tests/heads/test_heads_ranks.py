@@ -101,8 +101,10 @@ def test_a_heads_row_has_every_estimator_of_every_spectrum(monkeypatch):
     assert row["qk_energy_0.9"] == 1 and row["qk_energy_0.99"] == 2
     assert row["qk_stable"] == pytest.approx(10 / 9)
     assert row["logit_energy_0.9"] == 1 and row["logit_stable"] == 1
-    assert math.isnan(row["pattn_floor_aware"])  # the hook, not wired yet
-    # once wired, the floor-aware estimator fills its columns
+    # wired to core.estimators.floor_rank: s = (3, 1, 0) has two nonzero values, the floor-aware
+    # rank counts at most those
+    assert 0 <= row["pattn_floor_aware"] <= 2 and not math.isnan(row["qk_floor_aware"])
+    # any floor-aware estimator fills its columns
     monkeypatch.setattr(ranks, "FLOOR_AWARE", lambda s: np.sum(np.asarray(s) > 0.5, -1))
     row = head_ranks(s_qk, s_logit, s_qk, taus)
     assert row["qk_floor_aware"] == 2 and row["logit_floor_aware"] == 1

@@ -16,17 +16,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from entropic_bound.core.estimators import energy_name, energy_rank, stable_rank
+from entropic_bound.core.estimators import energy_name, energy_rank, floor_rank, stable_rank
 from entropic_bound.predict.attention import (
     attention_native_eig,
     attention_native_sum,
     attention_native_tokens,
 )
 
-# HOOK (issue 22 item 1, built in another branch): the floor-aware rank estimator, a callable
-# s: [..., k] -> [...] like the §2 estimators. While it is None its columns (``*_floor_aware``)
-# are NaN; the lead wires it here when merging.
-FLOOR_AWARE = None
+# the floor-aware rank (docs/method.md §2) at its default aspect ratio β = 0, the regime of
+# P_attn's Gram matrix; for the square W_QᵀW_K and logit fields (β = 1) its Gavish–Donoho cut is
+# the lower one, so there it counts at least as many components as the square-matrix cut would
+FLOOR_AWARE = floor_rank
 
 #: the spectra of a head, in the order of the table's columns
 SPECTRA = ("qk", "logit", "pattn")
