@@ -231,22 +231,39 @@ _AFTER = {"claims", "plot_figures", "provenance"}
 #: train) remakes them, and Snakemake then reruns every job that reads them ("input files
 #: updated by another job"): correct, not cheap (docs/reproducibility.md); the task storage of
 #: claims v2 (files regenerable from seeds) is to remove this coupling
-_TRAINING = {"tasks", "predict", "train", "collect_train", "analyses", "c8_by_beta"} | _AFTER
-_FRONTIER = {"frontier", "frontier_table", "boundaries", "c8_by_beta", "plot_frontier"} | _AFTER
+_TRAINING = {
+    "tasks",
+    "bounds",  # registration v2's class bounds read the task files too
+    "collect_bounds",
+    "predict",
+    "train",
+    "collect_train",
+    "analyses",
+    "c8_by_beta",
+} | _AFTER
+#: X3 (floor_aware) reads the frontier's grid at its own held-out seeds
+_FRONTIER = {
+    "frontier",
+    "frontier_table",
+    "boundaries",
+    "c8_by_beta",
+    "floor_aware",
+    "plot_frontier",
+} | _AFTER
 #: top-level section -> (key, value of the edit, the rules `snakemake -n` must plan), as
 #: measured on the paper run (2026-12-04)
 PLANNED_BY_SECTION = {
     "threads": (None, 2, set()),  # in no digest: nothing
     "seed": (None, 1, _TRAINING | _FRONTIER | {"train_beta"}),
     "device": (None, "auto", _TRAINING | {"train_beta"}),  # quick.yaml: cpu
-    "task": ("kappa", 2.5, _TRAINING | {"train_beta"}),
+    "task": ("kappa", 2.5, _TRAINING | {"train_beta", "floor_aware", "plot_frontier"}),
     "train": ("checkpoints", 7, _TRAINING | {"train_beta"}),
     "predict": ("clip", 1.0e-11, _TRAINING | _FRONTIER),
     "frontier": ("kappa", 2.5, _FRONTIER),
     "exploratory": (
         "c8_beta",
         None,
-        {"train_beta", "boundaries", "c8_by_beta", "plot_frontier"} | _AFTER,
+        {"train_beta", "boundaries", "c8_by_beta", "floor_aware", "plot_frontier"} | _AFTER,
     ),
 }
 
