@@ -1,4 +1,4 @@
-"""The ``entropic-bound`` command (``predict``, ``inspect``) and its backend."""
+"""The ``entropic-bound`` command (``predict``, ``inspect``, ``verify``) and its backend."""
 
 from entropic_bound.core.lazy import lazy_exports
 

@@ -2,7 +2,8 @@
 
 A thin front end: it parses options, calls the library and formats the answer. The science lives
 in :mod:`.recommend` (``recommend_rank``, the Python API), the reading of files in :mod:`.npyio`
-and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`.
+and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`; ``verify`` (a run's
+tables against the shipped reference) in :mod:`entropic_bound.verify`.
 
 Nothing heavy is imported before it is needed, so ``--help`` and ``--version`` answer at once.
 Every user error is one line on stderr, ``entropic-bound: error: <what is wrong>; <what to do>``,
@@ -102,32 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def verify(args) -> tuple[str, int]:
     """``entropic-bound verify``: the report's text (or JSON) and the exit status (0 or 1)."""
-    import json
+    from entropic_bound.verify.report import run_verify
 
-    from entropic_bound.verify import (
-        VerifyInputError,
-        agrees,
-        default_reference,
-        format_report,
-        load_tolerances,
-        report_json,
-        verify_run,
-    )
-
-    reference, tolerance_file = default_reference()
-    if not (args.reference and args.tolerances) and not tolerance_file.parent.is_dir():
-        raise VerifyInputError(
-            f"no shipped reference at {tolerance_file.parent} (the package is not running from a "
-            "clone); pass --reference <clone>/benchmarks/reference/paper and --tolerances "
-            "<clone>/benchmarks/reference/tolerances.yaml"
-        )
-    reference = args.reference or reference
-    tolerances = load_tolerances(args.tolerances or tolerance_file)
-    results = verify_run(args.results, reference, tolerances)
-    code = 0 if agrees(results) else 1
-    if args.json:
-        return json.dumps({"agree": code == 0, "tables": report_json(results)}, indent=2), code
-    return format_report(results, args.results, reference), code
+    return run_verify(args.results, args.reference, args.tolerances, as_json=args.json)
 
 
 def _input_options(p) -> None:

@@ -26,7 +26,7 @@ _EXPORTS = {
         ["Tolerance", "Tolerances", "VerifyInputError", "load_tolerances", "parse_tolerances"],
         "tolerance",
     ),
-    **dict.fromkeys(["format_report", "report_json"], "report"),
+    **dict.fromkeys(["format_report", "report_json", "run_verify"], "report"),
     "default_reference": "locate",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

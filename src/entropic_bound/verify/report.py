@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import math
 
-from entropic_bound.verify.compare import MISSING, NOT_IN_REFERENCE, OK, TableResult
+from entropic_bound.verify.compare import (
+    MISSING,
+    NOT_IN_REFERENCE,
+    OK,
+    TableResult,
+    agrees,
+    verify_run,
+)
+from entropic_bound.verify.locate import default_reference
+from entropic_bound.verify.tolerance import VerifyInputError, load_tolerances
 
 
 def _num(x: float) -> str:
@@ -78,3 +87,25 @@ def report_json(results: list[TableResult]) -> list[dict]:
 
 def _jsonable(x: float):
     return x if math.isfinite(x) else str(x)
+
+
+def run_verify(results, reference=None, tolerance_file=None, as_json=False) -> tuple[str, int]:
+    """What ``entropic-bound verify`` prints and its exit status: 0 when every reference table
+    agrees, 1 when one does not. ``reference``/``tolerance_file`` default to the clone's; an
+    unreadable input raises VerifyInputError (the command's exit 2)."""
+    import json
+
+    default_folder, default_tolerances = default_reference()
+    if not (reference and tolerance_file) and not default_tolerances.parent.is_dir():
+        raise VerifyInputError(
+            f"no shipped reference at {default_tolerances.parent} (the package is not running "
+            "from a clone); pass --reference <clone>/benchmarks/reference/paper and "
+            "--tolerances <clone>/benchmarks/reference/tolerances.yaml"
+        )
+    reference = reference or default_folder
+    tolerances = load_tolerances(tolerance_file or default_tolerances)
+    results_ = verify_run(results, reference, tolerances)
+    code = 0 if agrees(results_) else 1
+    if as_json:
+        return json.dumps({"agree": code == 0, "tables": report_json(results_)}, indent=2), code
+    return format_report(results_, results, reference), code
