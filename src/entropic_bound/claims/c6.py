@@ -49,38 +49,44 @@ def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
         tables["train_metrics"],
         claims["epsilon"],
     )
-    checks = []
+    return [_static_rungs(t, c), _attention_rungs(t, c), *_trend(t, c)]
 
+
+def _static_rungs(t, c: dict) -> Check:
+    """P_static = r_emp = r* on the static rungs."""
     static_rungs = list(c["static_rungs"])
     s = t[t["rung"].isin(static_rungs)]
     if s.empty:
-        checks.append(Check(None, f"no {', '.join(static_rungs)} tasks"))
+        return Check(None, f"no {', '.join(static_rungs)} tasks")
     else:
         hit = (s["P_static"] == s["r_star"]) & (s["r_emp"] == s["r_star"])
         per = ", ".join(f"{r} {hit[s['rung'] == r].mean():.2f}" for r in sort_rungs(s["rung"]))
         head = ("P_static = r_emp = r* rate on the static rungs", float(hit.mean()), ">=")
-        checks.append(
-            Check(
-                headline=(*head, c["min_match_rate_static_rungs"], len(s)),
-                passed=bool(hit.mean() >= c["min_match_rate_static_rungs"]),
-                measured=f"P_static = r_emp = r* on {int(hit.sum())}/{len(s)} = {hit.mean():.2f} "
-                f"of static-rung tasks ({per}){absent_rungs(s['rung'], static_rungs)}",
-            )
-        )
+    return Check(
+        headline=(*head, c["min_match_rate_static_rungs"], len(s)),
+        passed=bool(hit.mean() >= c["min_match_rate_static_rungs"]),
+        measured=f"P_static = r_emp = r* on {int(hit.sum())}/{len(s)} = {hit.mean():.2f} "
+        f"of static-rung tasks ({per}){absent_rungs(s['rung'], static_rungs)}",
+    )
+
+
+def _attention_rungs(t, c: dict) -> Check:
+    """P_static = r* on few of the attention rungs' tasks."""
     att_rungs = list(c["attention_rungs"])
     a = t[t["rung"].isin(att_rungs)]
     if a.empty:
-        checks.append(Check(None, f"no {', '.join(att_rungs)} tasks"))
+        return Check(None, f"no {', '.join(att_rungs)} tasks")
     else:
         hit = a["P_static"] == a["r_star"]
-        checks.append(
-            Check(
-                bool(hit.mean() <= c["max_match_rate_attention_rungs"]),
-                f"P_static = r* on {int(hit.sum())}/{len(a)} = {hit.mean():.2f} of "
-                f"attention tasks{absent_rungs(a['rung'], att_rungs)}",
-            )
-        )
+    return Check(
+        bool(hit.mean() <= c["max_match_rate_attention_rungs"]),
+        f"P_static = r* on {int(hit.sum())}/{len(a)} = {hit.mean():.2f} of "
+        f"attention tasks{absent_rungs(a['rung'], att_rungs)}",
+    )
 
+
+def _trend(t, c: dict) -> list[Check]:
+    """Along λ, the static-fit share falls and the static-student R rises (Spearman)."""
     lad = t.dropna(subset=["lambda"])
     grp = lad.groupby("lambda")[["static_fit_share", "static_student_R"]]
     per_rung = grp.mean().mask(grp.count().lt(grp.size(), axis=0)).reset_index()
@@ -91,27 +97,24 @@ def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
     )
     need = c["min_ladder_rungs"]
     if len(per_rung) < need:  # Spearman of two points is ±1 whatever the data: no evidence
-        checks.append(Check(None, f"{where}; need ≥ {need} of L2, Lλ, L4 for a monotone trend"))
+        return [Check(None, f"{where}; need ≥ {need} of L2, Lλ, L4 for a monotone trend")]
     else:
         rho_s = spearman(per_rung["lambda"], per_rung["static_fit_share"])
         rho_r = spearman(per_rung["lambda"], per_rung["static_student_R"])
-        checks.append(
-            Check(
-                bool(rho_s <= c["max_spearman_share"]),
-                f"{where}; Spearman(λ, share) = {fmt(rho_s)} (shares "
-                + ", ".join(fmt(x) for x in per_rung["static_fit_share"])
-                + ")",
-            )
-        )
-        checks.append(
-            Check(
-                bool(rho_r >= c["min_spearman_risk"]),
-                f"Spearman(λ, static R) = {fmt(rho_r)} (R "
-                + ", ".join(fmt(x) for x in per_rung["static_student_R"])
-                + ")",
-            )
-        )
-    return checks
+    return [
+        Check(
+            bool(rho_s <= c["max_spearman_share"]),
+            f"{where}; Spearman(λ, share) = {fmt(rho_s)} (shares "
+            + ", ".join(fmt(x) for x in per_rung["static_fit_share"])
+            + ")",
+        ),
+        Check(
+            bool(rho_r >= c["min_spearman_risk"]),
+            f"Spearman(λ, static R) = {fmt(rho_r)} (R "
+            + ", ".join(fmt(x) for x in per_rung["static_student_R"])
+            + ")",
+        ),
+    ]
 
 
 #: the registered claim (claims/registry.py lists them in order)

@@ -41,11 +41,19 @@ def claim_c9(tables: Mapping, claims: dict) -> list[Check]:
     σ ≤ max_sigma once n ≥ k·d; lower on L4, and lower at the largest β than at the smallest
     for every n ≥ k·d; P_invert exact at σ = 0, β ≤ max_beta and not at the noisy σ."""
     c, est, slack = claims["C9"], claims["estimator"], claims["float_slack"]
-    hi, lo, k = c["min_exact_rate_linear"], c["max_exact_rate_invert_noisy"], c["scale_factor"]
     f = tables["frontier"]
-    checks = []
-
     l3 = frontier_rate(f, est, predictor="P_attn", value_map="unknown", **{"class": "L3"})
+    return [
+        *_linear(l3, c, slack),
+        *_softmax(f, l3, c, est),
+        *_inversion(f, c, est, slack),
+    ]
+
+
+def _linear(l3, c: dict, slack: float) -> list[Check]:
+    """P_attn on L3 (value unknown): exact at σ = 0 for n ≥ d, and at scale for σ ≤ max."""
+    hi, k = c["min_exact_rate_linear"], c["scale_factor"]
+    checks = []
     clean = l3[np.isclose(l3["sigma"], 0.0) & (l3["n"] >= l3["d"])]
     if clean.empty:
         checks.append(Check(None, "L3: no σ = 0, n ≥ d cells"))
@@ -70,7 +78,13 @@ def claim_c9(tables: Mapping, claims: dict) -> list[Check]:
                 f"(at n = {int(worst[0])}, σ = {fmt(worst[1])})",
             )
         )
+    return checks
 
+
+def _softmax(f, l3, c: dict, est: str) -> list[Check]:
+    """P_attn on L4 below L3, and lower at the largest β than at the smallest, n ≥ k·d."""
+    k = c["scale_factor"]
+    checks = []
     l4 = frontier_rate(f, est, predictor="P_attn", value_map="unknown", **{"class": "L4"})
     if l4.empty or l3.empty:
         checks.append(Check(None, "L3 or L4 P_attn absent"))
@@ -94,7 +108,13 @@ def claim_c9(tables: Mapping, claims: dict) -> list[Check]:
                     f"β = {fmt(betas[0])}"
                 )
             checks.append(Check(ok, "L4 " + "; ".join(parts)))
+    return checks
 
+
+def _inversion(f, c: dict, est: str, slack: float) -> list[Check]:
+    """P_invert (value known, n ≤ d, β ≤ max): exact at σ = 0, not at the noisy σ."""
+    lo = c["max_exact_rate_invert_noisy"]
+    checks = []
     inv = frontier_rate(f, est, predictor="P_invert", value_map="known")
     inv = inv[(inv["n"] <= inv["d"]) & (inv["beta"] <= c["max_beta_invert"] + slack)]
     for sigma, test in (
