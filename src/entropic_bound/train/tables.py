@@ -10,17 +10,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from entropic_bound.bounds.optimise import tail_energy  # defined once, with the other bounds
 from entropic_bound.train.backends import Problem, evaluate_fused, evaluate_torch
 from entropic_bound.train.layout import StudentLayout
 
 if TYPE_CHECKING:
     from entropic_bound.train.engine import Record
-
-
-def tail_energy(spectrum: np.ndarray, rank: int) -> float:
-    """Eckart–Young population optimum of the surrogate: R*(r) = Σ_{k>r} s_k² / Σ s_k²."""
-    e = np.asarray(spectrum, dtype=np.float64) ** 2
-    return float(e[rank:].sum() / e.sum())
 
 
 def final_metrics(
