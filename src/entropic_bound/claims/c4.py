@@ -78,10 +78,7 @@ def claim_c4_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
     a data budget of B ≥ budget_factor·n·d (below it the least squares does not average noise:
     insufficient data, not a failure)."""
     c, est = v2["C4"], v2["estimator"]
-    grid = theory.task_grid(run)
-    if grid is None:
-        return [Check(None, "the run's config is needed for the estimator's admission")]
-    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    bad = theory.refusal_on_task_grid(est, run, v2)
     if bad is not None:
         return [bad]
     checks = []

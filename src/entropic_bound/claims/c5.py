@@ -87,10 +87,7 @@ def claim_c5_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
     """P_static (v2 estimator) misses r* on the attention rungs and the static students' R stays
     high; NaN counts against the claim; each rate over ≥ min_cases tasks."""
     c, est = v2["C5"], v2["estimator"]
-    grid = theory.task_grid(run)
-    if grid is None:
-        return [Check(None, "the run's config is needed for the estimator's admission")]
-    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    bad = theory.refusal_on_task_grid(est, run, v2)
     if bad is not None:
         return [bad]
     p = predictions_of(tables["data_only_predictions"], est, "P_static", 0.0)

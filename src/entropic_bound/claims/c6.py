@@ -146,10 +146,7 @@ def claim_c6_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
     """The ladder under v2: the knee is read at each task's ε_task, rates state denominators,
     the trend needs ≥ min_ladder_rungs rungs; NaN counts against the claim."""
     c, est = v2["C6"], v2["estimator"]
-    grid = theory.task_grid(run)
-    if grid is None:
-        return [Check(None, "the run's config is needed for the estimator's admission")]
-    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    bad = theory.refusal_on_task_grid(est, run, v2)
     if bad is not None:
         return [bad]
     curves = risk_curves(tables["train_metrics"])

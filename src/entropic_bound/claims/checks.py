@@ -135,10 +135,7 @@ def recovery_v2(metrics: pd.DataFrame, rung: str, v2: dict, run: dict | None, ne
     from entropic_bound.claims import theory
 
     est = v2["estimator"]
-    grid = theory.task_grid(run)
-    if grid is None:
-        return [Check(None, "the run's config is needed for the estimator's admission")]
-    bad = theory.admission(est, *grid, v2["estimator_margin"], "task")
+    bad = theory.refusal_on_task_grid(est, run, v2)
     if bad is not None:
         return [bad]
     full = full_rank_students(metrics)

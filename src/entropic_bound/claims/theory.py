@@ -42,8 +42,15 @@ def admission(estimator: str, r_stars, kappa: float, margin: float, grid: str) -
     )
 
 
-def task_grid(run: dict | None) -> tuple[list[int], float] | None:
-    return None if run is None else (list(run["task"]["r_star"]), float(run["task"]["kappa"]))
+def refusal_on_task_grid(estimator: str, run: dict | None, v2: dict) -> Check | None:
+    """None when ``estimator`` may be used on the run's task grid (its r* and κ); else the
+    check that says why not: no run config to judge by, or ill-posed (:func:`admission`)."""
+    if run is None:
+        return Check(None, "the run's config is needed for the estimator's admission")
+    t = run["task"]
+    return admission(
+        estimator, list(t["r_star"]), float(t["kappa"]), v2["estimator_margin"], "task"
+    )
 
 
 def with_bounds(curves: pd.DataFrame, bounds: pd.DataFrame, rounding: float) -> pd.DataFrame:
