@@ -36,11 +36,14 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", default="0", help="comma-separated student seeds")
     ap.add_argument("--backend", default=None, help="auto | fused | torch (default: the config's)")
     ap.add_argument("--threads", type=int, default=None, help="default: the config's")
+    ap.add_argument("--task-seed", type=int, default=None, help="default: the config's first")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     cfg = load_run_config(args.config)
     torch.set_num_threads(args.threads or cfg["threads"])
     specs = [s for s in specs_of_rung(cfg, args.rung) if s.r_star == args.r_star]
+    if args.task_seed is not None:
+        specs = [s for s in specs if s.seed == args.task_seed]
     if not specs:
         raise SystemExit(f"calibrate: no {args.rung} task with r* = {args.r_star} in {args.config}")
     arrays = make_task(specs[0])

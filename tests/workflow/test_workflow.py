@@ -23,8 +23,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SMK = str(Path(sys.executable).with_name("snakemake"))
 QUICK = ["--configfile", str(REPO / "config" / "quick.yaml")]
-#: the working directory of every run: outside the clone (see the module docstring)
-WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-workdir-{os.getuid()}"
+#: the working directory of every run: outside the clone (see the module docstring); two
+#: checkouts testing at once on one machine give each its own with ENTROPIC_BOUND_TEST_WORKDIR
+WORK = Path(
+    os.environ.get("ENTROPIC_BOUND_TEST_WORKDIR")
+    or Path(tempfile.gettempdir()) / f"entropic-bound-test-workdir-{os.getuid()}"
+)
 WHERE = ["-s", str(REPO / "Snakefile"), "-d", str(WORK)]
 
 
