@@ -6,9 +6,9 @@
 Trains the students of the given ranks and seeds on the first task of the rung with that r*
 (made in memory, as `rule tasks` makes it) with the config's optimiser for the class, changed
 by every --set key=value (any field of engine.Optim: lr, batch, max_steps, patience, min_delta,
-chunk, ...), and prints one JSON line: the seconds of train_students (initialisation, the steps
-and the final evaluation), the threads, and per student its rank, seed, test R, steps and
-whether it converged. How the shipped large configs were calibrated: README, "The large configs".
+chunk, restarts, ...), and prints one JSON line: the seconds of training (initialisation, the
+steps, the final evaluation and any restarts, train/restarts.py), the threads, and per student
+its rank, seed, test R, steps, whether it converged and which initialisation was kept. How the shipped large configs were calibrated: README, "The large configs".
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from entropic_bound.config.load import class_optim, load_run_config
 from entropic_bound.core.rungs import parse_rung
 from entropic_bound.tasks.grid import specs_of_rung
 from entropic_bound.tasks.make import make_task
-from entropic_bound.train.engine import Optim, train_students
+from entropic_bound.train.engine import Optim
+from entropic_bound.train.restarts import train_restarting
 
 
 def main(argv=None) -> None:
@@ -59,7 +60,7 @@ def main(argv=None) -> None:
     optim = dataclasses.replace(optim, **changes)
     t = cfg["train"]
     start = time.perf_counter()
-    out = train_students(
+    out = train_restarting(
         [(arrays, meta)],
         args.rung,
         [int(r) for r in args.ranks.split(",")],
@@ -88,6 +89,7 @@ def main(argv=None) -> None:
                         "R": float(f"{r.R:.4g}"),
                         "steps": int(r.steps),
                         "converged": bool(r.converged),
+                        "restart": int(getattr(r, "restart", 0)),
                     }
                     for r in m.itertuples()
                 ],

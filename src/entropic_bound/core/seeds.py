@@ -8,7 +8,9 @@ kept bitwise (every cached table depends on them), so each is a named function h
 * ``task``: (base seed, r*, task seed), integer words; teacher kernel, V, P, X, E of a task,
   shared by every rung of one (r*, seed).
 * ``student``: (base seed, task id, student class, student seed), every word hashed by CRC-32
-  of its text (task ids and classes are strings); a student's init and minibatches.
+  of its text (task ids and classes are strings); a student's init and minibatches. Its k-th
+  restart (``train.classes.*.restarts``, docs/method.md §4) appends the word ``restart<k>``:
+  restart 0 is the original key, bitwise.
 * ``frontier``: (base seed, tag, ...) integer words, with a tag per stream of the frontier
   (:data:`FRONTIER_INPUTS` for X, E, V of an (n, seed); :data:`FRONTIER_KERNEL` for the kernel
   of an (r*, seed)) that keeps it apart from the task streams.
@@ -45,8 +47,11 @@ def task_stream(base_seed: int, r_star: int, seed: int) -> torch.Generator:
     return torch_stream(base_seed, r_star, seed)
 
 
-def student_stream(base_seed: int, task_id: str, student_class: str, seed: int) -> torch.Generator:
-    return torch_stream(base_seed, task_id, student_class, seed, hashed=True)
+def student_stream(
+    base_seed: int, task_id: str, student_class: str, seed: int, restart: int = 0
+) -> torch.Generator:
+    key = (base_seed, task_id, student_class, seed) + ((f"restart{restart}",) if restart else ())
+    return torch_stream(*key, hashed=True)
 
 
 def frontier_stream(base_seed: int, tag: int, *key: int) -> torch.Generator:

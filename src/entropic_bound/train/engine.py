@@ -56,6 +56,7 @@ class Optim:
     lr_drops: int = 2  # ... applied this many times before the student is retired
     converge_at: float = 0.1  # retire once the windowed training R ≤ converge_at · ε
     chunk: int = 32  # students per forward/backward pass inside a step
+    restarts: int = 0  # fresh initialisations of a student that ends unconverged (restarts.py)
 
     @classmethod
     def from_config(cls, d: dict) -> Optim:
@@ -118,17 +119,26 @@ class Active:
 
 
 def initial_state(
-    metas, layout: StudentLayout, sh: Shapes, optim: Optim, N: int, init_scale, base_seed, dev
+    metas,
+    layout: StudentLayout,
+    sh: Shapes,
+    optim: Optim,
+    N: int,
+    init_scale,
+    base_seed,
+    dev,
+    restart: int = 0,
 ):
     """Initial parameters ``W: [S, P]`` and minibatch indices ``[streams, max_steps, batch]``.
 
-    Both are drawn per stream (:func:`seeds.student_stream`); factors are full k×k draws,
-    sliced, so a student's init does not depend on the other ranks in its batch.
+    Both are drawn per stream (:func:`seeds.student_stream`, ``restart``: which
+    initialisation); factors are full k×k draws, sliced, so a student's init does not depend
+    on the other ranks in its batch.
     """
     Q0, K0, V0, idx = [], [], [], []
     for m in metas:
         for seed in layout.seeds:
-            g = student_stream(base_seed, m["task_id"], layout.student_class, seed)
+            g = student_stream(base_seed, m["task_id"], layout.student_class, seed, restart)
             Q0.append(torch.randn(sh.k, sh.k, generator=g)[:, : sh.rmax])
             K0.append(torch.randn(sh.k, sh.k, generator=g)[:, : sh.rmax])
             V0.append(torch.randn(sh.d, sh.d, generator=g))
@@ -262,6 +272,7 @@ def train_students(
     products: str = "auto",
     rows: list[tuple[int, int, int]] | None = None,
     progress=None,
+    restart: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """Train every (task, seed, rank) student of ``student_class`` in one batched program.
 
@@ -273,13 +284,14 @@ def train_students(
     ~``checkpoints`` steps) and ``loss`` (windowed training loss every eval_every steps).
     ``epsilon``: the retirement target, one float or one per task (ε_task, docs/method.md §5b).
     ``products``: how the fused kernel forms a low-rank student's bilinear term
-    (:func:`backends.factored_ranks`).
+    (:func:`backends.factored_ranks`). ``restart``: which initialisation of each student
+    (0: the first; :mod:`train.restarts` draws the others).
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
     products = _products_of(backend, products)
     run = _Training.start(tasks, student_class, ranks, seeds, rows, dev, optim, products, backend)
-    run.init([m for _, m in tasks], init_scale, base_seed, epsilon, checkpoints)
+    run.init([m for _, m in tasks], init_scale, base_seed, epsilon, checkpoints, restart)
     for step in range(optim.max_steps):
         run.step(step)
         last = step + 1 >= optim.max_steps
@@ -338,11 +350,11 @@ class _Training:
         N = prob.X.shape[0] // len(tasks)
         return cls(layout, prob, power, optim, backend, task_of, stream_of, N)
 
-    def init(self, metas, init_scale: float, base_seed: int, epsilon, checkpoints: int):
+    def init(self, metas, init_scale, base_seed, epsilon, checkpoints: int, restart: int = 0):
         """Draw the initial parameters and minibatches; every student starts active."""
         S, sh, optim, dev = len(self.layout), self.prob.shapes, self.optim, self.task_of.device
         W, self.batch_idx = initial_state(
-            metas, self.layout, sh, optim, self.N, init_scale, base_seed, dev
+            metas, self.layout, sh, optim, self.N, init_scale, base_seed, dev, restart
         )
         self.act = Active(torch.arange(S, device=dev), W, *(torch.zeros_like(W) for _ in range(3)))
         self.sched = RetirementSchedule(S, optim, _per_student(epsilon, self.layout), dev)

@@ -122,7 +122,7 @@ def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon,
     ``tasks``: (arrays, meta) pairs as for ``engine.train_students`` (other keyword arguments
     are passed on to it). The engine and the search see only :func:`blind_task` copies.
     """
-    from entropic_bound.train.engine import train_students
+    from entropic_bound.train.restarts import train_restarting
 
     blind = [blind_task(a, m) for a, m in tasks]
     parts: dict[str, list[pd.DataFrame]] = {"metrics": [], "dynamics": [], "loss": []}
@@ -130,7 +130,7 @@ def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon,
 
     def train_round(requests):
         rows = [(t, j, r) for t, r in requests for j in range(len(seeds))]
-        out = train_students(
+        out = train_restarting(
             blind, student_class, None, seeds, optim, rows=rows, epsilon=epsilon, **kw
         )  # epsilon per task indexes the blind task list, as the rows do
         for name in parts:

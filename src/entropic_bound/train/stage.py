@@ -22,7 +22,8 @@ def train_chunk(
 
     from entropic_bound.config.load import class_optim
     from entropic_bound.core.rungs import kernel_dim, parse_rung
-    from entropic_bound.train.engine import Optim, train_students
+    from entropic_bound.train.engine import Optim
+    from entropic_bound.train.restarts import train_restarting
     from entropic_bound.train.search import train_by_search
 
     tasks = [load_task(p) for p in task_paths]
@@ -63,7 +64,7 @@ def train_chunk(
                     file=sys.stderr,
                 )
         else:
-            out = train_students(tasks, student_class, ranks, t["student_seeds"], optim, **kw)
+            out = train_restarting(tasks, student_class, ranks, t["student_seeds"], optim, **kw)
         for k, v in out.items():
             parts[k].append(v)
     return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
