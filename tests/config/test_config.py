@@ -477,6 +477,17 @@ def test_converge_at_above_one_is_refused():
     validate(cfg)
 
 
+@pytest.mark.parametrize("bad", [-1, 9, 1.5, True, "1"])
+def test_restarts_out_of_range_or_not_an_integer_is_refused(bad):
+    """train.classes.<class>.restarts: 0..8 fresh initialisations (train/restarts.py)."""
+    cfg = _quick()
+    cfg["train"]["classes"]["L2"] = {"restarts": bad}
+    with pytest.raises(ConfigError, match=r"'train\.classes\.L2\.restarts'"):
+        validate(cfg)
+    cfg["train"]["classes"]["L2"] = {"restarts": 2}
+    validate(cfg)
+
+
 def test_schema_defaults_are_filled_in():
     cfg = _quick()
     del cfg["train"]["backend"]
