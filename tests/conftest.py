@@ -29,6 +29,18 @@ settings.load_profile("entropic-bound")
 EXTRAS_FOLDERS = {"workflow", "figures", "cluster", "packaging"}
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m "not extras"` those folders are not even imported: their modules import Snakemake
+    or matplotlib at the top, which a venv with the library alone lacks."""
+    if (
+        config.getoption("markexpr") == "not extras"
+        and collection_path.name in EXTRAS_FOLDERS
+        and collection_path.parent == _TESTS
+    ):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).parent.name in EXTRAS_FOLDERS:

@@ -34,8 +34,12 @@ V="$WORK/venv/bin"
 "$V/pip" install -q --upgrade pip 2>&1 | quiet
 TORCH="$(grep '^torch==' "$REPO/requirements/lock.txt")"
 echo "$TORCH" > "$WORK/torch.txt"
-"$V/pip" install -q --no-index "$TORCH" 2>/dev/null ||
-  "$V/pip" install -q "$TORCH" --index-url https://download.pytorch.org/whl/cpu 2>&1 | quiet
+if "$V/pip" download -q --no-index --no-deps -d "$WORK/torch" "$TORCH" 2>/dev/null; then
+  "$V/pip" install -q "$WORK"/torch/torch-*.whl 2>&1 | quiet  # the local wheel; its deps: PyPI
+else
+  "$V/pip" install -q "$TORCH" --index-url https://download.pytorch.org/whl/cpu \
+    --extra-index-url https://pypi.org/simple 2>&1 | quiet
+fi
 
 step "the wheel and the newest versions within its ranges (torch held at $TORCH)"
 TEST_REQS="$("$V/python" - "$REPO/pyproject.toml" <<'PY'
