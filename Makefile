@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SMK     := $(BIN)/snakemake
 
-.PHONY: venv reproduce verify quick test bench bench-gpu test-cluster
+.PHONY: venv reproduce verify quick test test-install bench bench-gpu test-cluster
 
 LOCK    := requirements/lock.txt
 
@@ -34,6 +34,9 @@ test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q
+
+test-install:  ## the wheel in a fresh venv, newest versions its ranges allow (torch: the lock's): unit tests, predict
+	bash tests/packaging/install_test.sh $(PY)
 
 bench: $(STAMP)  ## training-engine, frontier and predict benchmarks (one JSON line each)
 	$(BIN)/python benchmarks/bench_train.py

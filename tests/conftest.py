@@ -23,6 +23,30 @@ settings.register_profile("entropic-bound", deadline=None)
 settings.load_profile("entropic-bound")
 
 
+# `make test-install` runs the unit tests in a fresh venv with the library alone (no Snakemake, no
+# plotting, no dev tools): `pytest -m "not extras"`. The tests of these folders need the extras;
+# a test elsewhere that does is marked `@pytest.mark.extras` (that run fails when one is not).
+EXTRAS_FOLDERS = {"workflow", "figures", "cluster", "packaging"}
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m "not extras"` those folders are not even imported: their modules import Snakemake
+    or matplotlib at the top, which a venv with the library alone lacks."""
+    if (
+        config.getoption("markexpr") == "not extras"
+        and collection_path.name in EXTRAS_FOLDERS
+        and collection_path.parent == _TESTS
+    ):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(str(item.fspath)).parent.name in EXTRAS_FOLDERS:
+            item.add_marker(pytest.mark.extras)
+
+
 # Arrow's native thread pools (behind the parquet reads in test_workflow) can abort the process
 # while Python tears down, after every test has passed and the summary is printed
 # (apache/arrow#34314). The session's exit status is kept and the process ends with it through

@@ -1,6 +1,7 @@
 """What a user's file holds: X and Y by the CLI's rules (a .npz's X/Y, a task file's
 X_train/Y_train, or two .npy files), a task file's ``meta``, and ``inspect``'s statistics.
-Reading itself, with its bounds, is :mod:`.npyio`."""
+Reading itself, with its bounds, is :mod:`.npyio`; a task file that holds the seeds of its data
+instead of X/Y, :mod:`.taskfiles` (through the tasks package)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from entropic_bound.cli.npyio import (
     read_small,
     rows_per_chunk,
 )
+from entropic_bound.cli.taskfiles import is_seed_only, made_again
+from entropic_bound.tasks.files import DATA_KEYS  # torch-free
 
 __all__ = [
     "InputError",
@@ -65,6 +68,9 @@ def xy_members(path: str, x_key=None, y_key=None, split=None):
     else:
         keys = ("X_train", "Y_train")
     missing = [k for k in keys if k not in refs]
+    if missing and is_seed_only(refs) and set(missing) <= set(DATA_KEYS):
+        data, _ = made_again(path, refs)  # a task file without its data: made from its seeds
+        refs, missing = {**data, **refs}, []
     if missing:
         have = ", ".join(sorted(refs)) or "nothing"
         what = (
@@ -125,7 +131,7 @@ def array_stats(ref: ArrayRef) -> dict:
     mean = m2 = 0.0
     lo, hi = math.inf, -math.inf
     with np.errstate(all="ignore"):  # huge values give inf, reported as such
-        for _, block in iter_rows(ref, rows_per_chunk(ref.shape)):
+        for _, block in ref.rows(rows_per_chunk(ref.shape)):
             a = np.asarray(block, dtype=np.float64).ravel()
             if ref.dtype.kind == "f":
                 nan += int(np.isnan(a).sum())
@@ -152,14 +158,15 @@ def inspect_file(path: str) -> dict:
     damaged = next((r for r in refs.values() if r.damaged), None)
     if damaged is not None:  # sizes that contradict each other: no array of it is trusted
         raise InputError(damaged.problem, "re-create the file")
+    made = made_again(path, refs)[0] if is_seed_only(refs) else {}
     arrays, meta = [], None
-    for name, ref in refs.items():
+    for name, ref in {**made, **refs}.items():
         row = {
             "name": name,
             "shape": list(ref.shape),
             "dtype": str(ref.dtype) if ref.dtype else None,
         }
-        if ref.problem:
+        if getattr(ref, "problem", None):  # a made-again array (ArraySource) has none
             row["problem"] = ref.problem
         elif ref.numeric:
             row.update(array_stats(ref))
@@ -181,4 +188,5 @@ def inspect_file(path: str) -> dict:
         "bytes": os.path.getsize(path),
         "arrays": arrays,
         "meta": meta,
+        "made_again": list(made),  # shown in the order of a file that holds them
     }

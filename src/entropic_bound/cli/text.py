@@ -213,6 +213,12 @@ def format_inspect(res: dict) -> str:
             lines.append(f"{head} {a['value']!r}")
         else:
             lines.append(f"{head} {a.get('note', '')}")
+    if res.get("made_again"):
+        lines += [
+            "",
+            f"{', '.join(res['made_again'])}: made again from the file's seeds",
+            "  (a task file written with task.store_data: never holds them, not the data)",
+        ]
     if res["meta"] is not None:
         lines += ["", "meta:"] + [
             "  " + ln for ln in json.dumps(res["meta"], indent=2).splitlines()

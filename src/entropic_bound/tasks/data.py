@@ -27,12 +27,11 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
-from entropic_bound.tasks.files import DATA_KEYS
+# CHUNK_VALUES: values per float64 array of a chunk (tasks/files.py, which also bounds the
+# memory of making a task again from it)
+from entropic_bound.tasks.files import CHUNK_VALUES, DATA_KEYS
 from entropic_bound.tasks.mixing import apply_operator
 
-#: values per float64 array of a chunk: 2²¹ (16 MB, 512 sequences at n = d = 64); a chunk's
-#: arrays and the operator's intermediates stay under ~150 MB whatever B is
-CHUNK_VALUES = 1 << 21
 #: the torch sampler's block: pieces of a multiple of this many values draw what one draw does
 _NORMAL_BLOCK = 16
 #: stream positions remembered (each entry is four generator states of ~5 KB)

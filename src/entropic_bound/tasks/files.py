@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 
+from entropic_bound.core.rungs import kernel_dim, parse_rung
 from entropic_bound.tasks.grid import TaskSpec
 
 #: task.store_data: ``auto`` stores a task's data when they take at most AUTO_STORE_MAX_MB
@@ -34,6 +36,14 @@ TEACHER_KEYS = ("kernel", "V", "P", "meta")
 SEED_KEYS = ("seeds", "data_sha256")
 #: the meta keys that name the stream: ``seeds`` must equal them, in this order
 SEED_META = ("base_seed", "r_star", "seed")
+#: values per float64 array of a chunk of generation (tasks/data.py): 2²¹ (16 MB, 512 sequences
+#: at n = d = 64); a chunk's arrays and the operator's intermediates stay under ~150 MB at n = d
+CHUNK_VALUES = 1 << 21
+#: the TaskSpec fields a meta must give as integers (≥ 1 where a size), reals, and words
+_INT_FIELDS = ("r_star", "seed", "n", "d", "n_train", "n_test", "base_seed")
+_SIZE_FIELDS = ("r_star", "n", "d", "n_train", "n_test")
+_REAL_FIELDS = ("gain", "kappa", "beta", "sigma")
+VALUE_MAPS = ("unknown", "known")
 
 
 def data_mb(spec: TaskSpec) -> float:
@@ -68,24 +78,63 @@ def task_file_arrays(spec: TaskSpec, mode: str = "auto") -> dict[str, np.ndarray
 
 def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
     """Read a task ``.npz``: (arrays, meta), the data made again from the seeds when the file does
-    not hold them. Raises ValueError naming what is wrong."""
+    not hold them. Raises ValueError naming what is wrong. The members are read by numpy (the
+    pipeline's own files); how they make a task is :func:`read_task`'s."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        z = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise ValueError(f"task file {path} does not exist") from None
     except Exception as exc:  # zip/npy format errors come in many types
         raise ValueError(f"task file {path} is not a readable .npz ({exc})") from None
-    held = [k for k in DATA_KEYS if k in arrays]
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ValueError(f"task file {path} is not a readable .npz (a single array)")
+
+    def read(name: str, shape: tuple | None) -> np.ndarray:
+        try:
+            return z[name]
+        except Exception as exc:  # noqa: BLE001 - a damaged member, whatever numpy raises
+            raise ValueError(f"task file {path} is not a readable .npz ({exc})") from None
+
+    with z:
+        return read_task(path, list(z.files), read)
+
+
+def seed_only(names) -> bool:
+    """Whether a file with these members is a task file without its data: no X/Y, and the seeds
+    (or one of them) or the whole teacher instead. Such a file is read by :func:`read_task`."""
+    names = set(names)
+    if names & set(DATA_KEYS):
+        return False
+    return bool(names & set(SEED_KEYS)) or set(TEACHER_KEYS) <= names
+
+
+def read_task(path, names, read, *, available: int | None = None):
+    """The one definition of reading a task file, whoever reads its members: (arrays, meta), the
+    data made again from the seeds when the file does not hold them (ValueError: what is wrong).
+
+    ``names``: the file's members, in order; ``read(name, shape)``: a member's array, ``shape``
+    the one it must have (None: the reader bounds its size; the meta, the seeds and the digests
+    are small). A file without data is checked before its teacher is read or anything is made:
+    its meta and seeds must name a well-formed task, and making its data must fit in
+    ``available`` bytes (None: not checked; :func:`making_bytes`)."""
+    held = [k for k in DATA_KEYS if k in names]
     # a file with data needs all of it and the teacher; one without, the teacher and the seeds
     need = (*DATA_KEYS, *TEACHER_KEYS) if held else TEACHER_KEYS
-    missing = [k for k in need if k not in arrays]
+    missing = [k for k in need if k not in names]
     if missing:
         raise ValueError(f"task file {path} lacks {', '.join(missing)}")
-    meta = json.loads(str(arrays.pop("meta")))
-    seeds = {k: arrays.pop(k) for k in SEED_KEYS if k in arrays}
-    if not held:  # in the order of a file that holds them: data first
-        arrays = {**_made_again(path, arrays, meta, seeds), **arrays}
+    meta = _meta_of(path, read("meta", None))
+    rest = [k for k in names if k != "meta" and k not in SEED_KEYS]
+    if held:
+        arrays = {k: read(k, None) for k in rest}
+    else:
+        seeds = {k: read(k, None) for k in SEED_KEYS if k in names}
+        spec = _spec_of(path, meta, seeds)
+        _check_memory(path, spec, available)
+        shapes = teacher_shapes(spec)
+        arrays = {k: read(k, shapes.get(k)) for k in rest}
+        # in the order of a file that holds them: data first
+        arrays = {**_made_again(path, arrays, meta, seeds, spec), **arrays}
     for k in DATA_KEYS:
         a = arrays[k]
         if a.ndim != 3 or a.shape[1:] != (meta["n"], meta["d"]):
@@ -97,13 +146,64 @@ def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, meta
 
 
-def _made_again(path, arrays: dict, meta: dict, seeds: dict) -> dict[str, np.ndarray]:
+def teacher_shapes(spec: TaskSpec) -> dict[str, tuple[int, ...]]:
+    """The shapes of a task's teacher arrays as its file holds them."""
+    k = kernel_dim(spec.rung, spec.n, spec.d)
+    return {
+        "kernel": (k, k),
+        "V": (spec.d, spec.d),
+        "P": (spec.n, spec.d),
+        "spectrum": (spec.r_star,),
+    }
+
+
+def making_bytes(spec: TaskSpec) -> int:
+    """Peak bytes of making a task's data again (tasks/data.py): X and Y of both splits in
+    float32, the test split's clean targets in float64, the teacher, and a chunk's working arrays
+    (a few float64 copies of its X and the operator's n × n mixing per sequence)."""
+    n, d = spec.n, spec.d
+    k = kernel_dim(spec.rung, n, d)
+    per_chunk = max(1, CHUNK_VALUES // (n * d))
+    data = 2 * 4 * (spec.n_train + spec.n_test) * n * d + 8 * spec.n_test * n * d
+    teacher = 8 * (3 * k * k + 3 * d * d + 2 * n * d)
+    return data + teacher + 8 * 8 * per_chunk * (n * n + n * d)
+
+
+def _check_memory(path, spec: TaskSpec, available: int | None) -> None:
+    if available is None:
+        return
+    need = making_bytes(spec)
+    if need > available:
+        raise ValueError(
+            f"task file {path}: making its data again from its seeds ({spec.n_train} + "
+            f"{spec.n_test} sequences of n = {spec.n}, d = {spec.d}) needs ≈ {need / 1e9:.3g} GB, "
+            f"more than the ≈ {available / 1e9:.1f} GB available; read it on a larger machine "
+            "(if its meta is right) or make it again with the tasks stage"
+        )
+
+
+def _meta_of(path, raw) -> dict:
+    """The meta member: one JSON object."""
+    try:
+        if not isinstance(raw, np.ndarray) or raw.shape or raw.dtype.kind not in "US":
+            raise ValueError
+        meta = json.loads(str(raw))
+        if not isinstance(meta, dict):
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"task file {path}: its meta is not one JSON object (a string); "
+            "the file is corrupted: make it again"
+        ) from None
+    return meta
+
+
+def _made_again(path, arrays: dict, meta: dict, seeds: dict, spec) -> dict[str, np.ndarray]:
     """The data of a file that holds ``seeds`` (SEED_KEYS) instead, checked against its teacher
     and digests."""
     from entropic_bound.tasks.data import generate_data
     from entropic_bound.tasks.make import draw_teacher
 
-    spec = _spec_of(path, meta, seeds)
     teacher, gen = draw_teacher(spec)
     for key, made in (("kernel", teacher.kernel), ("V", teacher.V), ("P", teacher.P)):
         if not np.array_equal(made.float().numpy(), arrays[key]):
@@ -136,6 +236,13 @@ def _spec_of(path, meta: dict, seeds: dict) -> TaskSpec:
     lacking = [k for k in fields if k not in meta]
     if lacking:
         raise ValueError(f"task file {path}: its meta lacks {', '.join(lacking)}")
+    wrong = _ill_typed(meta)
+    if wrong:
+        raise ValueError(
+            f"task file {path}: its meta gives {', '.join(wrong)}, which no task has (integers, "
+            f"sizes >= 1, finite reals, a rung, value_map {' or '.join(VALUE_MAPS)}); the file "
+            "is corrupted: make it again"
+        )
     want = tuple(meta[k] for k in SEED_META)
     got, digests = seeds["seeds"], seeds["data_sha256"]
     if got.shape != (len(SEED_META),) or got.dtype.kind not in "iu" or tuple(got) != want:
@@ -149,3 +256,22 @@ def _spec_of(path, meta: dict, seeds: dict) -> TaskSpec:
             "the file is corrupted: make it again"
         )
     return TaskSpec(**{k: meta[k] for k in fields})
+
+
+def _ill_typed(meta: dict) -> list[str]:
+    """The spec fields of a meta whose values no task has (``name = value``, one each)."""
+
+    def ok(key, v) -> bool:
+        if key in _INT_FIELDS:
+            return type(v) is int and (v >= 1 if key in _SIZE_FIELDS else abs(v) < 2**63)
+        if key in _REAL_FIELDS:
+            return type(v) in (int, float) and math.isfinite(v)
+        if key == "value_map":
+            return v in VALUE_MAPS
+        try:
+            return isinstance(v, str) and bool(parse_rung(v))
+        except ValueError:
+            return False
+
+    fields = [*_INT_FIELDS, *_REAL_FIELDS, "value_map", "rung"]
+    return [f"{k} = {meta[k]!r}" for k in fields if not ok(k, meta[k])]
