@@ -229,11 +229,30 @@ def test_subsampling_and_budget_are_reported(capsys, l3):
     assert again["predictors"] == res["predictors"]  # seeded: deterministic
 
 
+@pytest.mark.extras
 def test_plot(capsys, l3, tmp_path):
     png = tmp_path / "spectrum.png"
     rc, out, _ = run(capsys, "predict", l3[0], "--plot", png)
     assert rc == 0 and "spectrum plot written" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_one_line(capsys, l3, tmp_path, monkeypatch):
+    """The library installed without its [plot] extra: --plot says what to install, exit 2,
+    before any prediction runs, and writes nothing."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    png = tmp_path / "spectrum.png"
+    rc, out, err = run(capsys, "predict", l3[0], "--plot", png)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "needs matplotlib" in err and "entropic-bound[plot]" in err
+    assert not png.exists()
 
 
 def test_inspect(capsys, l3):
@@ -344,6 +363,7 @@ def test_error_n_below_2(capsys, tmp_path, good):
     )
 
 
+@pytest.mark.extras
 def test_error_other_bad_input(capsys, tmp_path, good):
     X, Y = good
     assert_error(capsys, "predict", xy_file(tmp_path, X + 1j, Y), says="not real numbers")

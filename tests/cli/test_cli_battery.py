@@ -548,6 +548,7 @@ def test_every_option_named_in_its_error(capsys, tmp_path, reference, flags, say
     assert listing(tmp_path) == before
 
 
+@pytest.mark.extras
 def test_plot_directory_refused(capsys, tmp_path, reference):
     (tmp_path / "p.png").mkdir()
     assert_refused(
@@ -555,6 +556,7 @@ def test_plot_directory_refused(capsys, tmp_path, reference):
     )
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("fmt", ["png", "pdf", "svg", "eps"])
 def test_plot_failing_midway_leaves_nothing(capsys, tmp_path, reference, monkeypatch, fmt):
     """A write that fails partway (disk full) leaves no truncated image, in any format."""
@@ -614,6 +616,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
 def test_terminated_while_plotting_leaves_nothing(tmp_path, reference, sig):
     """SIGTERM/SIGHUP (a job killed, a terminal closed) clean up like Ctrl-C: no temporary

@@ -124,6 +124,7 @@ def test_value_dimension_8_of_16(capsys, tmp_path):
 # ---------------------------------------------------------------- many heads
 
 
+@pytest.mark.extras
 def test_heads_one_row_each(capsys, tmp_path):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((512, 24, 8))

@@ -542,6 +542,7 @@ def test_workflow_check_rereads_every_config_file(tmp_path):
 # ---- the scale list: its form and every config it names, before any scale runs ----
 
 
+@pytest.mark.extras
 def test_shipped_scale_lists_pass():
     for name in ("scales.yaml", "scales_cpu.yaml"):
         scales = load_scale_list(REPO / "config" / "scale" / name, resolve=lambda p: REPO / p)
@@ -589,6 +590,7 @@ SCALE_LISTS = {
 }
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("case", sorted(SCALE_LISTS))
 def test_bad_scale_list_is_one_line(case, tmp_path):
     entries, configs, match = SCALE_LISTS[case]
@@ -624,6 +626,7 @@ def test_only_the_scale_study_checks_the_scale_list(argv, cfg, asked):
     assert scale_study_asked(argv, cfg) is asked
 
 
+@pytest.mark.extras
 def test_snakemake_scale_stops_at_parse_time_on_a_bad_scale_list(tmp_path, capfd):
     from test_profiles import load_workflow
 
@@ -669,6 +672,7 @@ BAD_CONFIGS = {
 }
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
 def test_snakemake_stops_at_parse_time(case, tmp_path, capfd):
     """Every class of bad config, through Snakemake's own parse (as `snakemake -n` does);
@@ -687,6 +691,7 @@ def test_snakemake_stops_at_parse_time(case, tmp_path, capfd):
     assert _snapshot() == before  # nothing under results/, nothing beside it
 
 
+@pytest.mark.extras
 def test_snakemake_cli_exits_2_with_one_line(tmp_path):
     """The command a user types: exit 2, one error line, no traceback, nothing written."""
     bad = _write(tmp_path, "bad.yaml", "run_name: ..\n")

@@ -42,6 +42,7 @@ def tiny():
     return cfg, floor_aware_table(cfg, clip=1e-12)
 
 
+@pytest.mark.extras
 def test_table_columns_and_cases(tiny):
     cfg, x3 = tiny
     assert list(x3.columns) == COLUMNS
@@ -79,6 +80,7 @@ def test_decision_rule_both_ways():
     assert not floor_aware_decision(_rows(0.9, 0.97))["adopt"]  # costs linear attention 3 %
 
 
+@pytest.mark.extras
 def test_config_refuses_unknown_estimators_and_shared_seeds():
     cfg = load_run_config("config/quick.yaml")
     cfg["exploratory"]["floor_aware"]["estimators"] = ["energy_0.99", "gap"]
@@ -90,6 +92,7 @@ def test_config_refuses_unknown_estimators_and_shared_seeds():
         validate(cfg)
 
 
+@pytest.mark.extras
 def test_x3_figure_renders(tiny, tmp_path):
     from entropic_bound.figures.draw import make_figure, save_figure
 
@@ -100,6 +103,7 @@ def test_x3_figure_renders(tiny, tmp_path):
     assert any("no ladder rows" in t.get_text() for t in empty.axes[2].texts)
 
 
+@pytest.mark.extras
 def test_figure_names_the_sets_as_the_table_does():
     from entropic_bound.figures import x3_floor_aware as fig
 

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from fabricate import fabricate
 
 from entropic_bound.exploratory.scale import (
@@ -78,6 +79,7 @@ def test_the_claims_emit_the_headline_the_scale_table_reads():
     assert np.isfinite(rows.loc[("v1", "C1"), "margin"])
 
 
+@pytest.mark.extras
 def test_table_markdown_and_figure():
     runs = {8: {"claims": _claims_csv(0.25)}, 16: {"claims": _claims_csv()}}
     table = verdict_by_scale(runs)

@@ -95,6 +95,7 @@ def test_which_command_lines_ask_for_the_study(argv, cfg, asked):
     assert heads_asked(argv, cfg) is asked
 
 
+@pytest.mark.extras
 def test_snakemake_stops_on_a_bad_heads_config_before_any_job(tmp_path):
     path = write(tmp_path, tiny(**{"model.layers": 0}))
     cmd = [SMK, "heads", "-n", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path / "w")]

@@ -12,6 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+#: runs Snakemake: the workflow extras (make test-install leaves it out)
+pytestmark = pytest.mark.extras
+
 REPO = Path(__file__).resolve().parents[2]
 SMK = str(Path(sys.executable).with_name("snakemake"))
 WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-heads-{os.getuid()}"

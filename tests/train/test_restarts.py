@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 from entropic_bound.config.load import load_run_config
@@ -95,6 +96,7 @@ def test_only_unconverged_students_restart_and_none_gets_worse():
     assert set(out["restart"]) <= {0, 1, 2}
 
 
+@pytest.mark.extras
 def test_a_spurious_minimum_at_r_star_is_left_by_one_restart():
     """d = 48, L2, r* = 8, task seed 1, student seed 0: without a restart the student ends at
     R ≈ 8e-3 with all 8 components in use (the run of 2026-12-04); with one it reaches ε."""

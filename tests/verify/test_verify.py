@@ -285,6 +285,7 @@ def test_the_shipped_reference_agrees_with_itself(capsys, shipped_run):
     assert out.count("none: every value equal") == len(list(REFERENCE.glob("*.csv.gz")))
 
 
+@pytest.mark.extras
 def test_every_shipped_tolerance_names_a_reference_column():
     tols = load_tolerances(TOLERANCE_FILE)
     for table, columns in tols.tables.items():

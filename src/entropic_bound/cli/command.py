@@ -101,6 +101,7 @@ def _predict_heads(X, Y, settings, source, meta, args, heads: int) -> dict:
 
 
 def _check_plot_path(path: str) -> None:
+    import importlib.util
     import os
 
     from entropic_bound.cli.datafiles import InputError
@@ -119,3 +120,8 @@ def _check_plot_path(path: str) -> None:
         raise InputError(f"--plot {path} is a directory", "give a file name")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(f"--plot {path}: folder {folder} is not writable", "choose another")
+    if importlib.util.find_spec("matplotlib") is None:  # the library installed without [plot]
+        raise InputError(
+            f"--plot {path}: drawing needs matplotlib, which is not installed",
+            "pip install 'entropic-bound[plot]', or leave out --plot",
+        )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from entropic_bound.core.estimators import energy_tau
 from entropic_bound.core.io import atomic_path
@@ -22,6 +21,8 @@ def save_spectrum_plot(path, preds: dict, rec: dict) -> None:
     fmt = Path(path).suffix.lower().lstrip(".")
     if fmt not in SPECTRUM_SUFFIXES:
         raise ValueError(f"unknown image type {fmt or '(none)'!r}")
+    from matplotlib.figure import Figure  # the [plot] extra; predict checks for it first
+
     fig = Figure(figsize=(10, 4))
     ax, ax2 = fig.subplots(1, 2)
     trusted, r = rec["predictor"], rec["min_qk_rank"]
