@@ -106,7 +106,7 @@ _DYNAMO_CACHE = "__dynamo_disable"
 @contextlib.contextmanager
 def _no_dynamo_import():
     """torch.optim wraps ``Optimizer.add_param_group`` and ``zero_grad`` in
-    ``torch._disable_dynamo``, whose first call imports torch._dynamo (sympy with it: ~1.4 CPU s,
+    ``torch._disable_dynamo``, whose first call imports torch._dynamo (sympy with it: ~1 CPU s,
     a quarter of a bounds job) to build a wrapper that matters only under torch.compile. The
     wrapper caches what it builds on the wrapped function; caching the function itself there,
     for the duration, makes each call a plain call and the import never happens. Nothing is

@@ -1,7 +1,7 @@
 """The columns of the tables one stage writes and later stages read, torch-free.
 
 The writers (``predict.stage``, ``frontier.grid``) need torch; the readers (the analyses, the
-claims, the figures) do not, and a job that imports torch pays ~1.5 CPU s for it before any
+claims, the figures) do not, and a job that imports torch pays ~1 CPU s for it before any
 work (docs/performance.md). The column names live here so that a reader can check a table
 without importing its writer.
 """
