@@ -86,7 +86,11 @@ def engine_rate(cfg: dict, run: Path) -> tuple[float, float]:
         fused = (g["backend"] == "fused").to_numpy()
         fr = factored_ranks(g["rank"], rung, n, d, cfg["train"].get("products", "auto")) * fused
         flops += engine_matmul_flops(n, d, batch, g["steps"], fr, eval_seqs)
-        secs += _bench_seconds(sorted((run / "benchmarks" / "train").glob(f"{rung}_sweep_*.tsv")))
+        # the rung's training jobs: {rung}_c<chunk> (sweep and static students in one job since
+        # the merge, the static ones a few % of it), {rung}_sweep_c<chunk> in older runs
+        jobs = [*(run / "benchmarks" / "train").glob(f"{rung}_c*.tsv")]
+        jobs += (run / "benchmarks" / "train").glob(f"{rung}_sweep_*.tsv")
+        secs += _bench_seconds(sorted(jobs))
     return (flops / secs / 1e9 if secs else float("nan")), secs
 
 

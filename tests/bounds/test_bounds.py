@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from entropic_bound.bounds.optimise import BoundSettings, Problem, optimised_bounds, tail_energy
-from entropic_bound.bounds.stage import bound_ranks, epsilon_task, task_epsilons
+from entropic_bound.bounds.optimise import BoundSettings, Problem, optimised_bounds
+from entropic_bound.bounds.stage import bound_ranks, epsilon_task, tail_energy, task_epsilons
 from entropic_bound.tasks.grid import TaskSpec
 from entropic_bound.tasks.make import make_task
 
@@ -121,3 +121,24 @@ def test_only_the_deficiency_rungs_get_every_rank(tmp_path):
         np.savez(path, **arrays, meta=np.array(json.dumps(meta)))
         ranks = list(rung_bounds(cfg, [path])["rank"])
         assert ranks == ([1, 2, 3] if rung == "L0" else [3]), (rung, ranks)
+
+
+def test_lbfgs_without_the_dynamo_import_gives_the_same_bits_and_cleans_up():
+    """``_no_dynamo_import`` skips torch._dynamo's import (a quarter of a bounds job) and changes
+    no number: the bounds with and without it are equal bit for bit, and it leaves torch.optim as
+    it found it."""
+    from entropic_bound.bounds import optimise
+
+    task = _task("L4", 3)
+    problems, s = [Problem(0, 1), Problem(0, 2)], BoundSettings(256, 20, 1e-9, 8)
+    fast = optimised_bounds([task], problems, s)
+    plain = optimise._optimise  # the same L-BFGS, the import allowed
+    try:
+        optimise._optimise = lambda batch, s: optimise._lbfgs(batch, s)
+        slow = optimised_bounds([task], problems, s)
+    finally:
+        optimise._optimise = plain
+    assert fast == slow
+    for name in ("add_param_group", "zero_grad"):
+        fn = getattr(torch.optim.Optimizer, name).__wrapped__
+        assert getattr(fn, optimise._DYNAMO_CACHE, None) is not fn

@@ -160,6 +160,35 @@ def test_building_the_dag_imports_no_torch():
     assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr)
 
 
+#: the workflow scripts of the jobs that read cached tables and compute nothing with torch
+TABLE_SCRIPTS = (
+    "analyses",
+    "c8_by_beta",
+    "claims",
+    "collect_bounds",
+    "collect_train",
+    "frontier_table",
+    "plot",
+    "provenance",
+)
+
+
+@pytest.mark.parametrize("script", TABLE_SCRIPTS)
+def test_table_jobs_import_no_torch(script):
+    """The jobs that only read and write tables (analyses, claims, figures, collections) load
+    their library modules without torch: it cost each of them ~1.5 CPU s before any work, six
+    of them in the run's serial tail (docs/performance.md)."""
+    source = (REPO / "workflow" / "scripts" / f"{script}.py").read_text()
+    modules = sorted(
+        {line.split()[1] for line in source.splitlines() if line.startswith("from entropic_bound")}
+    )
+    assert modules, script
+    code = f"import importlib, sys\nfor m in {modules!r}:\n    importlib.import_module(m)\n"
+    code += "print(sorted(k for k in sys.modules if k.split('.')[0] == 'torch')[:3])"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (script, r.stdout, r.stderr)
+
+
 def test_wheel_builds_without_warnings_and_validates_a_config(tmp_path):
     """Build the wheel (this venv's setuptools, no network), unpack it, and validate the shipped
     configs with it alone: schemas come from the package data, not from the repository."""

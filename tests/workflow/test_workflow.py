@@ -341,7 +341,7 @@ def test_a_failing_training_job_fails_loudly_and_keep_going_marks_its_claims(tmp
     r = smk("--keep-going", "reproduce-all", run_name="pytest_fail", check=False, configfile=path)
     out = r.stdout + r.stderr
     assert r.returncode != 0
-    assert "diverged" in out and "L4_sweep_c0.log" in out
+    assert "diverged" in out and "L4_c0.log" in out
     run_dir = WORK / "results" / "pytest_fail"
     # everything that does not depend on the failed job is still produced ...
     for f in (

@@ -114,12 +114,28 @@ def train_task_files(wildcards):
     return [task_file(t) for t in chunk]
 
 
+#: the students of a training job, in the order it trains them: the rung's own class over its
+#: ranks, then the static L0/L1 students (src/entropic_bound/train/stage.py, train_chunk's kind)
+TRAIN_KINDS = ("sweep", "static")
+#: the tables a training job writes for each kind
+TRAIN_TABLES = ("metrics", "dynamics", "loss")
+
+
+def train_job_outputs():
+    """A training job's outputs, ``<table>_<kind>`` (rung and chunk left as wildcards)."""
+    return {
+        f"{table}_{kind}": f"{RUN}/train/{{rung}}/{kind}_c{{chunk}}.{table}.parquet"
+        for kind in TRAIN_KINDS
+        for table in TRAIN_TABLES
+    }
+
+
 def train_outputs(table):
     """Every training job's `table` (metrics, dynamics or loss)."""
     return [
         f"{RUN}/train/{rung}/{kind}_c{c}.{table}.parquet"
         for rung in RUNGS
-        for kind in ("sweep", "static")
+        for kind in TRAIN_KINDS
         for c in range(len(chunks_of_rung(config, rung)))
     ]
 
@@ -137,7 +153,7 @@ def get_artifacts():
         *(f"{RUN}/tables/train_{t}.parquet" for t in ("metrics", "dynamics", "loss")),
         *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
-        *(path for t in ("metrics", "dynamics", "loss") for path in train_outputs(t)),
+        *(path for t in TRAIN_TABLES for path in train_outputs(t)),
         BETA_TRAIN,  # the exploratory training job (exploratory.smk)
     ]
 
@@ -296,11 +312,12 @@ def train_mem_mb():
 
 
 def train_runtime():
-    """Minutes for one training job if every student ran max_steps (most stop far earlier)."""
+    """Minutes for one training job if every student ran max_steps (most stop far earlier): per
+    task and seed, at most max(n, d) ranks of the sweep and the 2 static students."""
     n, d, train = _T["n"], _T["d"], config["train"]
     optims = [{**train["classes"]["default"], **c} for c in train["classes"].values()]
     samples = max(o["batch"] * o["max_steps"] for o in optims)  # per student
-    students = train["tasks_per_job"] * max(n, d) * len(train["student_seeds"])
+    students = train["tasks_per_job"] * (max(n, d) + 2) * len(train["student_seeds"])
     flops = 6 * (2 * n * d * d + 2 * n * n * d) * samples * students
     rate = 2e12 if config["device"] == "cuda" else 5e9 * config["threads"]
     return 30 + flops / rate / 60

@@ -16,6 +16,8 @@ rule boundaries:
         f"{RUN}/logs/boundaries.log",
     benchmark:
         f"{RUN}/benchmarks/boundaries.tsv"
+    # long and needed by no training job: started early, not left to the run's end
+    priority: 1
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]
@@ -84,6 +86,8 @@ rule floor_aware:
         f"{RUN}/logs/floor_aware.log",
     benchmark:
         f"{RUN}/benchmarks/floor_aware.tsv"
+    # long and needed by no training job: started early, not left to the run's end
+    priority: 1
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]

@@ -6,6 +6,8 @@ rule frontier:
         f"{RUN}/logs/frontier.log",
     benchmark:
         f"{RUN}/benchmarks/frontier.tsv"
+    # the longest job of the paper run: started first, beside the tasks-bounds-training chain
+    priority: 2
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]

@@ -1,20 +1,18 @@
 rule train:
-    """One batched training job: a rung's students over its ranks (sweep: every rank, or the
-    ranks a rank search picks with train.ranks: search), or the static L0/L1 full-rank
-    students (static), on one chunk of the rung's tasks."""
+    """One batched training job on one chunk of a rung's tasks, both kinds of students in turn:
+    the rung's own class over its ranks (sweep: every rank, or the ranks a rank search picks
+    with train.ranks: search), then the static L0/L1 full-rank students (static). One process
+    for both: torch and the kernel load once, not once per kind."""
     input:
         tasks=train_task_files,
         bounds=f"{RUN}/bounds/{{rung}}.csv",
     output:
-        metrics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.metrics.parquet",
-        dynamics=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.dynamics.parquet",
-        loss=f"{RUN}/train/{{rung}}/{{kind}}_c{{chunk}}.loss.parquet",
+        **train_job_outputs(),
     log:
-        f"{RUN}/logs/train/{{rung}}_{{kind}}_c{{chunk}}.log",
+        f"{RUN}/logs/train/{{rung}}_c{{chunk}}.log",
     benchmark:
-        f"{RUN}/benchmarks/train/{{rung}}_{{kind}}_c{{chunk}}.tsv"
+        f"{RUN}/benchmarks/train/{{rung}}_c{{chunk}}.tsv"
     wildcard_constraints:
-        kind="sweep|static",
         chunk=r"\d+",
     conda:
         "../../envs/compute.yaml"
@@ -26,6 +24,7 @@ rule train:
     params:
         reads=reads("train"),
         epsilon_task_factor=CLAIMS["v2"]["epsilon_task_factor"],
+        kinds=TRAIN_KINDS,
     script:
         "../scripts/train.py"
 

@@ -6,7 +6,13 @@ from entropic_bound.bounds.stage import rung_bounds
 from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import write_table
 from entropic_bound.core.progress import heartbeat
+from entropic_bound.core.rungs import parse_rung
 from entropic_bound.core.runner import run
+
+# torch only where the bounds are optimised (L0's are exact): imported before run() sets its
+# thread count, which it does for a torch already loaded
+if parse_rung(snakemake.wildcards.rung)[0] != "L0":  # noqa: F821
+    import entropic_bound.bounds.optimise  # noqa: F401
 
 
 def main(sm):

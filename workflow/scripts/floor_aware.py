@@ -8,6 +8,9 @@ from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
 from entropic_bound.exploratory.floor_aware import floor_aware_table
 
+# torch, which floor_aware imports lazily: loaded before run() sets its thread count
+from entropic_bound.frontier import grid  # noqa: F401
+
 
 def main(sm):
     with heartbeat("floor_aware") as hb:

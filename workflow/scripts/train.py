@@ -1,4 +1,5 @@
-"""Rule `train`: one batched training job (see entropic_bound.train.engine)."""
+"""Rule `train`: one training job, the sweep and the static students of one chunk of a rung
+(see entropic_bound.train.engine)."""
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
@@ -12,13 +13,14 @@ from entropic_bound.train.stage import train_chunk
 def main(sm):
     w = sm.wildcards
     bounds = (read_table(sm.input.bounds), sm.params.epsilon_task_factor)  # for ε_task
-    with heartbeat(f"train {w.rung} {w.kind} c{w.chunk}") as hb:
-        out = train_chunk(
-            sm.config, w.rung, w.kind, list(sm.input.tasks), progress=hb.steps, bounds=bounds
-        )
-    prov = provenance(sm.config, rule="train", rung=w.rung, kind=w.kind, chunk=int(w.chunk))
-    for name, df in out.items():
-        write_table(df, sm.output[name], prov)
+    for kind in sm.params.kinds:  # sweep, then static: one process, torch loaded once
+        with heartbeat(f"train {w.rung} {kind} c{w.chunk}") as hb:
+            out = train_chunk(
+                sm.config, w.rung, kind, list(sm.input.tasks), progress=hb.steps, bounds=bounds
+            )
+        prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
+        for name, df in out.items():
+            write_table(df, sm.output[f"{name}_{kind}"], prov)
 
 
 run(main, snakemake)  # noqa: F821

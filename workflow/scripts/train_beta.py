@@ -8,6 +8,9 @@ from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
 from entropic_bound.exploratory.c8_by_beta import train_full_rank_by_beta
 
+# torch, which c8_by_beta imports lazily: loaded before run() sets its thread count
+from entropic_bound.train import engine  # noqa: F401
+
 
 def main(sm):
     betas = sm.config["exploratory"]["c8_beta"]["betas"]

@@ -57,8 +57,8 @@ _EXPORTS = {
         "tables",
     ),
     "run_analyses": "stage",
-    "FRONTIER_COLUMNS": "..frontier.grid",
-    "PREDICTION_COLUMNS": "..predict.stage",
+    "FRONTIER_COLUMNS": "..core.tables",
+    "PREDICTION_COLUMNS": "..core.tables",
     "round_rank": "..core.estimators",
     **dict.fromkeys(["mixing_kind", "rung_sort_key", "sort_rungs"], "..core.rungs"),
 }

@@ -17,7 +17,7 @@ from entropic_bound.core.estimators import (
     pad_spectra,
     round_rank,
 )
-from entropic_bound.predict.stage import PREDICTION_COLUMNS
+from entropic_bound.core.tables import PREDICTION_COLUMNS
 
 #: the static students of docs/method.md §1: full-rank L0 and L1, trained on every task
 STATIC_CLASSES = ("L0", "L1")

@@ -19,7 +19,7 @@ from entropic_bound.analysis.students import (
 )
 from entropic_bound.core.estimators import round_rank
 from entropic_bound.core.rungs import ladder_lambda, rung_sort_key, sort_rungs
-from entropic_bound.frontier.grid import FRONTIER_COLUMNS
+from entropic_bound.core.tables import FRONTIER_COLUMNS
 
 # ---------------------------------------------------------------- tables T2–T4 and the ladder
 

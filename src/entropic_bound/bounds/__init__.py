@@ -8,7 +8,7 @@ from entropic_bound.core.lazy import lazy_exports
 _EXPORTS = {
     "BoundSettings": "optimise",
     "optimised_bounds": "optimise",
-    "tail_energy": "optimise",
+    "tail_energy": "stage",
     "bound_ranks": "stage",
     "epsilon_task": "stage",
     "rung_bounds": "stage",

@@ -2,7 +2,8 @@
 (docs/method.md §5b, "Class bounds").
 
 * L0 (the static linear surrogate): exact, the Eckart–Young tail of the teacher's kernel
-  spectrum, R*(r) = Σ_{k>r} s_k² / Σ s_k² (V free absorbs everything else).
+  spectrum, R*(r) = Σ_{k>r} s_k² / Σ s_k² (V free absorbs everything else):
+  ``stage.tail_energy``, torch-free, so that the L0 job never imports torch.
 * Every other class: no closed form. The best rank-r kernel is found by direct optimisation of
   the large-sample loss, started from the teacher's truncated SVD (Q = U_r S_r^½, K = W_r S_r^½)
   and the teacher's value map, by L-BFGS in float64 until the gradient norm of R with respect to
@@ -16,6 +17,7 @@ gradient is its own. Ranks are padded to the largest and masked.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,12 +25,6 @@ import torch
 
 from entropic_bound.core.rungs import parse_rung
 from entropic_bound.tasks.mixing import apply_operator
-
-
-def tail_energy(spectrum, rank: int) -> float:
-    """Eckart–Young population optimum of the surrogate: R*(r) = Σ_{k>r} s_k² / Σ s_k²."""
-    e = np.asarray(spectrum, dtype=np.float64) ** 2
-    return float(e[rank:].sum() / e.sum())
 
 
 @dataclass(frozen=True)
@@ -103,8 +99,40 @@ class _Batch:
         return sq.sqrt().detach().numpy()
 
 
+#: the cache attribute of ``torch._disable_dynamo``'s wrapper (torch/_compile.py)
+_DYNAMO_CACHE = "__dynamo_disable"
+
+
+@contextlib.contextmanager
+def _no_dynamo_import():
+    """torch.optim wraps ``Optimizer.add_param_group`` and ``zero_grad`` in
+    ``torch._disable_dynamo``, whose first call imports torch._dynamo (sympy with it: ~1 CPU s,
+    a quarter of a bounds job) to build a wrapper that matters only under torch.compile. The
+    wrapper caches what it builds on the wrapped function; caching the function itself there,
+    for the duration, makes each call a plain call and the import never happens. Nothing is
+    computed differently (the wrapper never touches the arguments); the caches are removed on
+    exit. Should a torch release rename the cache, the import simply happens again."""
+    seeded = []
+    for name in ("add_param_group", "zero_grad"):
+        fn = getattr(getattr(torch.optim.Optimizer, name), "__wrapped__", None)
+        if fn is not None and not hasattr(fn, _DYNAMO_CACHE):
+            setattr(fn, _DYNAMO_CACHE, fn)
+            seeded.append(fn)
+    try:
+        yield
+    finally:
+        for fn in seeded:
+            if getattr(fn, _DYNAMO_CACHE, None) is fn:
+                delattr(fn, _DYNAMO_CACHE)
+
+
 def _optimise(batch: _Batch, s: BoundSettings) -> tuple[int, np.ndarray]:
     """L-BFGS on the summed risk; returns (iterations, final gradient norms [P])."""
+    with _no_dynamo_import():
+        return _lbfgs(batch, s)
+
+
+def _lbfgs(batch: _Batch, s: BoundSettings) -> tuple[int, np.ndarray]:
     opt = torch.optim.LBFGS(
         batch.params(),
         lr=1.0,

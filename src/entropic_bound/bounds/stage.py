@@ -8,12 +8,12 @@ is below what the best rank-(r* − 1) model can do, whatever d, κ and the clas
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from entropic_bound.bounds.optimise import BoundSettings, Problem, optimised_bounds, tail_energy
 from entropic_bound.core.progress import report
 from entropic_bound.core.rungs import parse_rung
-from entropic_bound.tasks.make import load_task
+from entropic_bound.tasks.files import load_task
 
 #: the columns of tables/bounds.csv
 COLUMNS = (
@@ -47,6 +47,12 @@ def bound_ranks(r_star: int, mode: str) -> list[int]:
     return sorted({r for r in (r_star - 1, r_star - 2) if r >= 1} | powers)
 
 
+def tail_energy(spectrum, rank: int) -> float:
+    """Eckart–Young population optimum of the surrogate: R*(r) = Σ_{k>r} s_k² / Σ s_k²."""
+    e = np.asarray(spectrum, dtype=np.float64) ** 2
+    return float(e[rank:].sum() / e.sum())
+
+
 def epsilon_task(epsilon: float, bound_below: float, factor: float = 0.5) -> float:
     """min(ε, factor·R*_c(r* − 1)); for r* = 1 the best rank-0 model predicts 0, R*(0) = 1."""
     return min(epsilon, factor * bound_below)
@@ -59,16 +65,20 @@ def rung_bounds(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     metas = [m for _, m in tasks]
     # the rungs whose deficiency a claim tests get bounds.ranks; the others r* − 1 (ε_task)
     mode = b["ranks"] if metas and metas[0]["class"] in b["deficiency_rungs"] else "knee"
-    problems = [Problem(i, r) for i, m in enumerate(metas) for r in bound_ranks(m["r_star"], mode)]
-    if problems and parse_rung(metas[0]["class"])[0] != "L0":
+    pairs = [(i, r) for i, m in enumerate(metas) for r in bound_ranks(m["r_star"], mode)]
+    if pairs and parse_rung(metas[0]["class"])[0] != "L0":
+        # torch (optimise.py) only here: the L0 job computes its bounds without it
+        from entropic_bound.bounds.optimise import BoundSettings, Problem, optimised_bounds
+
         settings = BoundSettings(b["n_seqs"], b["max_iter"], b["grad_tol"], b["chunk"])
+        problems = [Problem(i, r) for i, r in pairs]
         solved = optimised_bounds(tasks, problems, settings, progress=progress)
         method = "lbfgs"
     else:  # L0: Eckart–Young, exact
         solved = [
-            {"task": p.task, "rank": p.rank, "grad_norm": 0.0, "iterations": 0}
-            | {"R_bound": tail_energy(metas[p.task]["kernel_singular_values"], p.rank)}
-            for p in problems
+            {"task": i, "rank": r, "grad_norm": 0.0, "iterations": 0}
+            | {"R_bound": tail_energy(metas[i]["kernel_singular_values"], r)}
+            for i, r in pairs
         ]
         method = "exact"
         report(progress, 1, 1)

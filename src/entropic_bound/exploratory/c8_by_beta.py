@@ -28,7 +28,7 @@ from entropic_bound.analysis import (
     spectra_matrix,
 )
 from entropic_bound.core.progress import report
-from entropic_bound.tasks.make import make_task, task_specs
+from entropic_bound.tasks.grid import task_specs
 
 COLUMNS = ["kernels", "beta", "estimator", "n", "exact_rate", "mean_abs_error"]
 LEARNED = "learned (full-rank L4 student)"
@@ -37,6 +37,8 @@ DATA_ONLY = "data-only P_attn (σ = 0, V unknown)"
 
 def tasks_at_beta(cfg: dict, rung: str, beta: float) -> list[tuple[dict, dict]]:
     """The config's tasks of ``rung`` with the temperature set to β: (arrays, meta) each."""
+    from entropic_bound.tasks.make import make_task  # torch: the c8_by_beta job needs none
+
     out = []
     for spec in task_specs(cfg):
         if spec.rung != rung:

@@ -25,6 +25,7 @@ import torch
 from entropic_bound.core.estimators import estimates_long
 from entropic_bound.core.progress import report
 from entropic_bound.core.seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
+from entropic_bound.core.tables import FRONTIER_COLUMNS
 from entropic_bound.predict.attention import (
     attention_native_eig,
     attention_native_gram,
@@ -41,20 +42,6 @@ from entropic_bound.predict.static import rearranged_summary
 from entropic_bound.tasks.make import haar_orthonormal, teacher_kernel
 from entropic_bound.tasks.mixing import operator_terms
 
-#: the columns of tables/frontier.csv
-FRONTIER_COLUMNS = (
-    "class",
-    "value_map",
-    "n",
-    "d",
-    "sigma",
-    "beta",
-    "r_star",
-    "seed",
-    "predictor",
-    "estimator",
-    "r_hat",
-)
 COLUMNS = list(FRONTIER_COLUMNS)
 #: every data-only predictor of the frontier, in table order
 PREDICTORS = ("P_attn", "P_static", "P_invert")  # the frontier table: the columns analyses read

@@ -11,22 +11,10 @@ from entropic_bound.core.estimators import estimates_long
 from entropic_bound.core.progress import report
 from entropic_bound.core.rungs import is_softmax
 from entropic_bound.core.seeds import noisy_copy_rng
+from entropic_bound.core.tables import PREDICTION_COLUMNS
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.static import StaticLeastSquares, predict_static
 from entropic_bound.tasks.make import load_task
-
-#: the columns of tables/data_only_predictions.csv
-PREDICTION_COLUMNS = (
-    "task_id",
-    "class",
-    "r_star",
-    "seed",
-    "sigma",
-    "predictor",
-    "estimator",
-    "r_hat",
-    "static_fit_share",
-)
 
 
 def attention_native_pinv_of(X: np.ndarray):

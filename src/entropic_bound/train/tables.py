@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from entropic_bound.bounds.optimise import tail_energy  # defined once, with the other bounds
+from entropic_bound.bounds.stage import tail_energy  # defined once, with the other bounds
 from entropic_bound.train.backends import Problem, evaluate_fused, evaluate_torch
 from entropic_bound.train.layout import StudentLayout
 
