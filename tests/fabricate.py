@@ -384,3 +384,19 @@ def write_tables(tables: dict[str, pd.DataFrame], directory) -> None:
         df.to_parquet(path, index=False) if path.suffix == ".parquet" else df.to_csv(
             path, index=False
         )
+
+
+def task_file_without_data(path, spec, **change):
+    """A task file of ``spec`` as the tasks stage writes it without its data (store_data:
+    never), with members changed: a value replaces the member, None removes it. Returns path."""
+    from entropic_bound.core.io import write_npz
+    from entropic_bound.tasks.files import task_file_arrays
+
+    arrays = task_file_arrays(spec, "never")
+    for key, value in change.items():
+        if value is None:
+            del arrays[key]
+        else:
+            arrays[key] = value
+    write_npz(path, **arrays)
+    return path

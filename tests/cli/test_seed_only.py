@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from fabricate import task_file_without_data
 
 import entropic_bound.tasks.data as task_data
 import entropic_bound.tasks.make as task_make
@@ -92,17 +93,6 @@ def _meta_without(key: str) -> np.ndarray:
     return np.array(json.dumps(meta))
 
 
-def _forged(path, **change):
-    arrays = task_file_arrays(SPEC, "never")
-    for key, value in change.items():
-        if value is None:
-            del arrays[key]
-        else:
-            arrays[key] = value
-    np.savez(path, **arrays)
-    return path
-
-
 #: (what is changed, what the one line must say, whether the data may be made before the refusal)
 HOSTILE = [
     ({"seeds": None}, r"nor the seeds to make them \(seeds missing\)", False),
@@ -139,7 +129,7 @@ HOSTILE = [
 def test_a_hostile_file_without_data_is_one_line(
     capsys, monkeypatch, tmp_path, command, change, says, makes
 ):
-    path = _forged(tmp_path / "t.npz", **change)
+    path = task_file_without_data(tmp_path / "t.npz", SPEC, **change)
     made = []
     if not makes:  # refused before the teacher is drawn or any data are made
 

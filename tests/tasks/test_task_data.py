@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from fabricate import task_file_without_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tasks_reference import make_task_reference
@@ -197,14 +198,7 @@ def test_write_tasks_follows_store_data(tmp_path):
 
 def _file_without_data(tmp_path, **change):
     spec = TaskSpec(rung="L3", r_star=2, seed=0, **SMALL)
-    arrays = task_file_arrays(spec, "never")
-    for key, value in change.items():
-        if value is None:
-            del arrays[key]
-        else:
-            arrays[key] = value
-    write_npz(tmp_path / "t.npz", **arrays)
-    return tmp_path / "t.npz"
+    return task_file_without_data(tmp_path / "t.npz", spec, **change)
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ from entropic_bound.cli.npyio import (
     read_small,
     rows_per_chunk,
 )
-from entropic_bound.cli.taskfiles import is_seed_only, made_again
-from entropic_bound.tasks.files import DATA_KEYS  # torch-free
+from entropic_bound.cli.taskfiles import made_again
+from entropic_bound.tasks.files import DATA_KEYS, seed_only  # torch-free
 
 __all__ = [
     "InputError",
@@ -68,7 +68,7 @@ def xy_members(path: str, x_key=None, y_key=None, split=None):
     else:
         keys = ("X_train", "Y_train")
     missing = [k for k in keys if k not in refs]
-    if missing and is_seed_only(refs) and set(missing) <= set(DATA_KEYS):
+    if missing and seed_only(refs) and set(missing) <= set(DATA_KEYS):
         data, _ = made_again(path, refs)  # a task file without its data: made from its seeds
         refs, missing = {**data, **refs}, []
     if missing:
@@ -158,7 +158,7 @@ def inspect_file(path: str) -> dict:
     damaged = next((r for r in refs.values() if r.damaged), None)
     if damaged is not None:  # sizes that contradict each other: no array of it is trusted
         raise InputError(damaged.problem, "re-create the file")
-    made = made_again(path, refs)[0] if is_seed_only(refs) else {}
+    made = made_again(path, refs)[0] if seed_only(refs) else {}
     arrays, meta = [], None
     for name, ref in {**made, **refs}.items():
         row = {

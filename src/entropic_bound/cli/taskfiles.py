@@ -17,14 +17,9 @@ from entropic_bound.cli.npyio import (
     iter_rows,
     rows_per_chunk,
 )
-from entropic_bound.tasks.files import DATA_KEYS, read_task, seed_only  # torch-free
+from entropic_bound.tasks.files import DATA_KEYS, read_task  # torch-free
 
 MADE_AGAIN = "made again from its seeds"
-
-
-def is_seed_only(refs: dict[str, ArrayRef]) -> bool:
-    """Whether the members are those of a task file without its data (the tasks package's rule)."""
-    return seed_only(refs)
 
 
 def made_again(path: str, refs: dict[str, ArrayRef], available: int | None = -1):
