@@ -761,3 +761,13 @@ def test_registration_v2_is_required_and_checked():
     del claims["v2"]
     with pytest.raises(ConfigError, match="v2"):
         validate(claims, "claims")
+
+
+@pytest.mark.parametrize("value, ok", [(0, True), (256, True), (-1, False), (70000, False)])
+def test_malloc_retain_mb_is_a_size_in_mb(value, ok):
+    """Speed only (core/runner.retain_freed_memory): 0 (the C library's default) up to 64 GB."""
+    if ok:
+        validate(_with(malloc_retain_mb=value))
+    else:
+        with pytest.raises(ConfigError, match="malloc_retain_mb"):
+            validate(_with(malloc_retain_mb=value))

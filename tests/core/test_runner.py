@@ -117,3 +117,50 @@ def test_eb_entry_sets_the_wait_policy_before_torch_loads(tmp_path, threads, pre
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(expected), "False"]
+
+
+def test_retain_freed_memory_sets_both_thresholds_or_nothing():
+    """mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD) to the same size in bytes; 0
+    leaves the allocator alone; a libc that refuses is reported as not set."""
+    from entropic_bound.core.runner import retain_freed_memory
+
+    class Libc:
+        def __init__(self, ok=1):
+            self.calls, self.ok = [], ok
+
+        def mallopt(self, param, value):
+            self.calls.append((param, value))
+            return self.ok
+
+    libc = Libc()
+    assert retain_freed_memory(0, libc) is False and libc.calls == []
+    assert retain_freed_memory(256, libc) is True
+    assert libc.calls == [(-3, 256 * 2**20), (-1, 256 * 2**20)]
+    assert retain_freed_memory(8, Libc(ok=0)) is False
+
+
+def test_retain_freed_memory_on_this_c_library_keeps_results_bitwise(tmp_path):
+    """In a fresh process (the setting is process-wide): on glibc the call succeeds, and a
+    computation that allocates and frees large tensors gives the same bits either way."""
+    import subprocess
+
+    code = (
+        "import sys, hashlib, torch\n"
+        "from entropic_bound.core.runner import retain_freed_memory\n"
+        "ok = retain_freed_memory(int(sys.argv[1]))\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        "acc = torch.zeros(64, 64, dtype=torch.float64)\n"
+        "for _ in range(3):\n"
+        "    X = torch.randn(600, 64, 64, generator=g, dtype=torch.float64)  # 19.7 MB\n"
+        "    acc += torch.softmax(X @ X.transpose(1, 2), -1).sum(0)\n"
+        "print(ok, hashlib.sha256(acc.numpy().tobytes()).hexdigest())\n"
+    )
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", code, mb], capture_output=True, text=True, check=True
+        ).stdout.split()
+        for mb in ("0", "64")
+    ]
+    assert out[0][0] == "False" and out[0][1] == out[1][1]
+    if sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver()):
+        assert out[1][0] == "True"

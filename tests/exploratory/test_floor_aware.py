@@ -108,3 +108,18 @@ def test_figure_names_the_sets_as_the_table_does():
     from entropic_bound.figures import x3_floor_aware as fig
 
     assert (fig.FRONTIER, fig.LADDER) == (FRONTIER, LADDER)
+
+
+def test_both_routes_of_p_attn_give_the_same_ranks():
+    """``exploratory.floor_aware.p_attn_sigma``: the noisy copies formed or by linearity agree
+    to float64 rounding, so the integer ranks X3 reads are the same (every row, both
+    estimators), with both value maps and P_invert in the grid."""
+    from entropic_bound.exploratory.floor_aware import frontier_rows
+
+    fcfg = {**TINY_FRONTIER, "value_maps": ["known", "unknown"], "sigma": [0.0, 0.01, 0.1]}
+    rows = {
+        route: frontier_rows(fcfg, [10, 11], 0, ["energy_0.99", "floor"], 1e-12, None, route)
+        for route in ("formed", "linear")
+    }
+    assert len(rows["formed"]) > 0 and "P_invert" in set(rows["formed"]["predictor"])
+    pd.testing.assert_frame_equal(rows["formed"], rows["linear"])

@@ -26,6 +26,7 @@ from entropic_bound.tasks.files import (
     stores_data,
     task_file_arrays,
 )
+from entropic_bound.tasks.grid import task_specs
 from entropic_bound.tasks.make import TaskSpec, make_task
 from entropic_bound.tasks.stage import write_tasks
 
@@ -191,6 +192,18 @@ def test_write_tasks_follows_store_data(tmp_path):
             assert ("X_train" in z.files) is holds and ("seeds" in z.files) is not holds
     a, b = load_task(tmp_path / "always" / paths[0].name), load_task(paths[0])
     _assert_same(a[0], b[0])
+
+
+def test_write_tasks_of_every_rung_writes_the_rungs_files_bitwise(tmp_path):
+    """The workflow's one tasks job (rung None) writes every task of the config, each file
+    byte-identical to the one the rung's own call writes."""
+    cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    cfg["task"]["store_data"] = "never"  # small files: the seeds and the teacher
+    every = write_tasks(cfg, None, tmp_path / "all")
+    assert [p.stem for p in every] == [s.task_id for s in task_specs(cfg)]
+    one = write_tasks(cfg, "L3", tmp_path / "L3")
+    for p in one:
+        assert p.read_bytes() == (tmp_path / "all" / p.name).read_bytes()
 
 
 # --- errors: each one line naming what is wrong ---

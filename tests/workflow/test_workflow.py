@@ -260,6 +260,7 @@ _FRONTIER = {
 #: measured on the paper run (2026-12-04)
 PLANNED_BY_SECTION = {
     "threads": (None, 2, set()),  # in no digest: nothing
+    "malloc_retain_mb": (None, 64, set()),  # speed only, in no digest: nothing
     "seed": (None, 1, _TRAINING | _FRONTIER | {"train_beta"}),
     "device": (None, "auto", _TRAINING | {"train_beta"}),  # quick.yaml: cpu
     "task": ("kappa", 2.5, _TRAINING | {"train_beta", "floor_aware", "plot_frontier"}),

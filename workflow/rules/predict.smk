@@ -8,6 +8,8 @@ rule predict:
         f"{RUN}/logs/predict.log",
     benchmark:
         f"{RUN}/benchmarks/predict.tsv"
+    # early, beside the long frontier jobs: left to the end it delays the claims by its length
+    priority: 1
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]

@@ -11,6 +11,8 @@ finds this file. On import it
   (a ``--sdm conda`` environment does not install it; see envs/);
 * for a job of more than one thread, sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads
   (``entropic_bound.core.runner.quiet_openmp``: idle OpenMP workers sleep instead of spinning);
+* keeps freed memory up to the config's ``malloc_retain_mb`` for reuse
+  (``entropic_bound.core.runner.retain_freed_memory``: no page faults for every large tensor);
 * stores the job's config as ``results/<run>/configs/<hash>.yaml`` (once per config), so that
   the config hash of every artifact it stamps resolves to a config
   (``entropic_bound.config.provenance.store_config``).
@@ -32,6 +34,10 @@ if _sm is not None:
 
     quiet_openmp(int(getattr(_sm, "threads", 1) or 1))
     cfg = getattr(_sm, "config", None)
+    if isinstance(cfg, dict):  # before anything large is allocated (docs/performance.md)
+        from entropic_bound.core.runner import retain_freed_memory
+
+        retain_freed_memory(int(cfg.get("malloc_retain_mb", 0) or 0))
     run_dir = f"results/{cfg.get('run_name')}/" if isinstance(cfg, dict) else None
     # only a job of the config's own run stores it there (the heads study and the scale table
     # write elsewhere: they must not create results/<run_name>/)

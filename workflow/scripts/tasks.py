@@ -1,4 +1,4 @@
-"""Rule `tasks`: write every task file of one rung."""
+"""Rule `tasks`: write every task file of the run."""
 
 from pathlib import Path
 
@@ -10,8 +10,8 @@ from entropic_bound.tasks.stage import write_tasks
 
 
 def main(sm):
-    with heartbeat(f"tasks {sm.wildcards.rung}") as hb:
-        write_tasks(sm.config, sm.wildcards.rung, Path(sm.output[0]).parent, progress=hb.update)
+    with heartbeat("tasks") as hb:  # every rung (rung None)
+        write_tasks(sm.config, None, Path(sm.output[0]).parent, progress=hb.update)
 
 
 run(main, snakemake)  # noqa: F821

@@ -36,6 +36,39 @@ def quiet_openmp(threads: int, environ=os.environ) -> bool:
     return True
 
 
+#: glibc's mallopt parameters (malloc.h): M_TRIM_THRESHOLD and M_MMAP_THRESHOLD
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def retain_freed_memory(mb: int, libc=None) -> bool:
+    """Keep freed blocks of up to ``mb`` MB in the process for reuse (the config's
+    ``malloc_retain_mb``); True when set. 0, or a C library without glibc's ``mallopt``, leaves
+    the allocator's defaults.
+
+    glibc gives each block over 32 MB its own mapping and returns it to the kernel when freed,
+    so a loop that allocates and frees a 64 MB tensor per step page-faults 64 MB of zeroed pages
+    per step: 7-9 s of system time in the paper's frontier job (docs/performance.md). Raising the
+    mmap and trim thresholds to ``mb`` serves such blocks from the heap again. Speed only: the
+    arithmetic and the results are bitwise the same; peak memory grows (freed blocks are kept).
+    Call before the work allocates (workflow/scripts/eb_entry.py does, before torch loads)."""
+    if mb <= 0:
+        return False
+    if libc is None:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        try:
+            libc = ctypes.CDLL(name)
+            libc.mallopt  # noqa: B018  musl and macOS have no mallopt: leave their defaults
+        except (OSError, AttributeError, TypeError):
+            return False
+    size = int(mb) << 20
+    return bool(libc.mallopt(_M_MMAP_THRESHOLD, size)) and bool(
+        libc.mallopt(_M_TRIM_THRESHOLD, size)
+    )
+
+
 def finish(code: int) -> None:
     """Flush Python's streams and end the process with ``code`` without interpreter teardown."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):

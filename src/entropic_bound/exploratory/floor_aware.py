@@ -50,22 +50,37 @@ DECISION_MARGIN = 0.05
 DECISION_L3_SLACK = 0.02
 
 
-def frontier_rows(fcfg: dict, seeds, base_seed: int, estimators, clip: float, progress=None):
+def frontier_rows(
+    fcfg: dict,
+    seeds,
+    base_seed: int,
+    estimators,
+    clip: float,
+    progress=None,
+    p_attn_sigma: str = "linear",
+):
     """Per-case estimates on the frontier grid at ``seeds``: a DataFrame with the KEYS, r_star,
-    seed, estimator, r_hat (one row per case × estimator)."""
+    seed, estimator, r_hat (one row per case × estimator). ``p_attn_sigma``: P_attn's noisy
+    copies formed or by linearity (frontier.grid); the two agree to float64 rounding, and X3
+    reads only the integer ranks (docs/method.md §8)."""
     from entropic_bound.frontier.grid import frontier_spectra
 
-    cfg = {**fcfg, "seeds": list(seeds)}
-    parts = []
-    for keys, spec in frontier_spectra(
+    cfg = {**fcfg, "seeds": list(seeds), "p_attn_sigma": p_attn_sigma}
+    keys: list[dict] = []
+    names: list[str] = []
+    r_hat: list[np.ndarray] = []
+    for block, spec in frontier_spectra(
         cfg, base_seed, clip, progress, predictors=("P_attn", "P_invert")
     ):
         # each block: one predictor, its σ's, spectra at their own length (never padded:
         # the floor-aware rank counts zeros as floor)
-        frame = pd.DataFrame(keys)
         for est in estimators:
-            parts.append(frame.assign(estimator=est, r_hat=estimate(spec, est)))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            keys.extend(block)
+            names.extend([est] * len(block))
+            r_hat.append(np.asarray(estimate(spec, est), dtype=np.float64))
+    if not keys:
+        return pd.DataFrame()
+    return pd.DataFrame(keys).assign(estimator=names, r_hat=np.concatenate(r_hat))
 
 
 def ladder_rows(cfg: dict, estimators, progress=None) -> pd.DataFrame:
@@ -133,7 +148,15 @@ def floor_aware_table(cfg: dict, clip: float, progress=None) -> pd.DataFrame:
     ``exploratory.floor_aware.estimators``. Columns: :data:`COLUMNS`."""
     fa = cfg["exploratory"]["floor_aware"]
     ests = fa["estimators"]
-    front = frontier_rows(cfg["frontier"], fa["seeds"], cfg["seed"], ests, clip, progress)
+    front = frontier_rows(
+        cfg["frontier"],
+        fa["seeds"],
+        cfg["seed"],
+        ests,
+        clip,
+        progress,
+        fa.get("p_attn_sigma", "linear"),
+    )
     ladder = ladder_rows(cfg, ests) if fa["ladder"] else pd.DataFrame()
     return pd.concat([summarise(front, FRONTIER), summarise(ladder, LADDER)], ignore_index=True)
 

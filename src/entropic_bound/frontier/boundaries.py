@@ -28,7 +28,7 @@ Besides P_attn and P_invert as published, two variants isolate the mechanisms th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -287,14 +287,15 @@ def _curves_of_cell(
     estimator: str,
     tol: float,
     clip: float,
-) -> list[Curve]:
-    """Every curve of one (n, B): the r* × seeds of the frontier stacked along G."""
+) -> Iterator[Curve]:
+    """Every curve of one (n, B), the r* × seeds of the frontier stacked along G, made one at a
+    time: a curve's clean output and σ-free parts ([G, B, n, d] each, 100 MB at B = 4096) are
+    freed once the caller is done with it, not held for the whole cell."""
     cell = _cell_cases(fcfg, base_seed, n, n_seqs)
     d, base = cell.d, {"d": cell.d, "n": n, "n_seqs": n_seqs}
-    curves = []
 
-    def add(key: dict, clean: torch.Tensor, spectrum_at: Callable) -> None:
-        curves.append(Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol))
+    def curve(key: dict, clean: torch.Tensor, spectrum_at: Callable) -> Curve:
+        return Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol)
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
@@ -303,16 +304,19 @@ def _curves_of_cell(
                 clean = MX @ cell.V if vm == "unknown" else MX
                 b = math.nan if beta is None else beta
                 key = {"class": cls, "value_map": vm, "beta": b}
-                add({**key, "predictor": "P_attn"}, clean, _attn_spectrum(cell, clean))
+                yield curve({**key, "predictor": "P_attn"}, clean, _attn_spectrum(cell, clean))
                 if cell.invertible and cls == "L4":
                     name = "P_invert" if vm == "known" else "P_invert_V=I"
-                    add({**key, "predictor": name}, clean, _invert_spectrum(cell, clean, clip))
+                    yield curve(
+                        {**key, "predictor": name}, clean, _invert_spectrum(cell, clean, clip)
+                    )
             if cell.invertible and cls == "L4":
                 # the softmax's logits, no softmax: L̂ = P̂ J is βXAXᵀJ/√d, no log needed
                 twin = qk_logits("L4", cell.XAX, n, d, beta)[0] @ cell.X
                 key = {"class": "L4lin", "value_map": "known", "beta": beta}
-                add({**key, "predictor": "P_invert_linear"}, twin, _twin_spectrum(cell, twin, clip))
-    return curves
+                yield curve(
+                    {**key, "predictor": "P_invert_linear"}, twin, _twin_spectrum(cell, twin, clip)
+                )
 
 
 def boundaries_table(

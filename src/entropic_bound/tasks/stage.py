@@ -1,4 +1,4 @@
-"""Stage ``tasks`` (workflow/rules/tasks.smk): write every task file of one rung."""
+"""Stage ``tasks`` (workflow/rules/tasks.smk): write the task files of the run, or of one rung."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from pathlib import Path
 from entropic_bound.core.io import write_npz
 from entropic_bound.core.progress import report
 from entropic_bound.tasks.files import task_file_arrays
-from entropic_bound.tasks.grid import specs_of_rung
+from entropic_bound.tasks.grid import specs_of_rung, task_specs
 
 
-def write_tasks(cfg: dict, rung: str, out_dir, progress=None) -> list[Path]:
-    """One file per task of the rung: with its data or with the seeds that make them, as
-    ``task.store_data`` says (tasks/files.py)."""
+def write_tasks(cfg: dict, rung: str | None, out_dir, progress=None) -> list[Path]:
+    """One file per task of the rung (every task of the config when ``rung`` is None): with
+    its data or with the seeds that make them, as ``task.store_data`` says (tasks/files.py)."""
     mode = cfg["task"].get("store_data", "auto")
     paths = []
-    specs = specs_of_rung(cfg, rung)
+    specs = task_specs(cfg) if rung is None else specs_of_rung(cfg, rung)
     for spec in specs:
         path = Path(out_dir) / f"{spec.task_id}.npz"
         write_npz(path, **task_file_arrays(spec, mode))
