@@ -4,24 +4,32 @@
 
 
 rule bounds:
-    """R*_c(r) of one rung's tasks (docs/method.md §5b, "Class bounds")."""
+    """R*_c(r) of the tasks of bounds.rungs_per_job rungs (docs/method.md §5b, "Class bounds"):
+    one job for the paper grid's 8 rungs (7 torch imports saved), one per rung at d ≥ 32."""
     input:
-        rung_task_files,
+        group_task_files,
         code=package_code("bounds"),
     output:
-        f"{RUN}/bounds/{{rung}}.csv",
+        f"{RUN}/bounds/{{group}}.csv",
     log:
-        f"{RUN}/logs/bounds/{{rung}}.log",
+        f"{RUN}/logs/bounds/{{group}}.log",
     benchmark:
-        f"{RUN}/benchmarks/bounds/{{rung}}.tsv"
+        f"{RUN}/benchmarks/bounds/{{group}}.tsv"
+    # right after the tasks: every training job waits for its rung's bounds
+    priority: 3
     conda:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(train_mem_mb()),
-        runtime=runtime_by_attempt(30),
+        runtime=runtime_by_attempt(30 * max(map(len, BOUNDS_GROUPS.values()))),
     params:
         reads=reads("bounds"),
+        rungs=lambda wildcards: BOUNDS_GROUPS[wildcards.group],
+        task_files=lambda wildcards: {
+            rung: [task_file(t) for t in TASKS if t.rung == rung]
+            for rung in BOUNDS_GROUPS[wildcards.group]
+        },
     script:
         "../scripts/bounds.py"
 
@@ -29,7 +37,7 @@ rule bounds:
 rule collect_bounds:
     """Every rung's bounds in one table."""
     input:
-        expand("{run}/bounds/{rung}.csv", run=RUN, rung=RUNGS),
+        expand("{run}/bounds/{group}.csv", run=RUN, group=BOUNDS_GROUPS),
     output:
         report(f"{RUN}/tables/bounds.csv", **REPORT["bounds"]),
     log:

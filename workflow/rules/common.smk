@@ -47,6 +47,15 @@ def repo_path(rel: str) -> str:
 RUN = f"results/{config['run_name']}"
 TASKS = task_specs(config)
 RUNGS = sorted({t.rung for t in TASKS}, key=[t.rung for t in TASKS].index)
+#: the bounds jobs: RUNGS in groups of bounds.rungs_per_job, each named by its rungs ("L0", or
+#: "L0+L1+..."); a rung's bounds are computed alone whatever its group, so grouping changes
+#: how many processes start (one torch import each), not a number
+_PER_JOB = config["bounds"]["rungs_per_job"]
+BOUNDS_GROUPS = {
+    "+".join(group): group
+    for group in (RUNGS[i : i + _PER_JOB] for i in range(0, len(RUNGS), _PER_JOB))
+}
+BOUNDS_GROUP_OF = {rung: name for name, group in BOUNDS_GROUPS.items() for rung in group}
 
 
 # --- the report (`snakemake --report`) ---
@@ -103,9 +112,14 @@ def all_task_files():
     return [task_file(t) for t in TASKS]
 
 
-def rung_task_files(wildcards):
-    """Every task file of one rung."""
-    return [task_file(t) for t in TASKS if t.rung == wildcards.rung]
+def group_task_files(wildcards):
+    """Every task file of the rungs of one bounds job (BOUNDS_GROUPS)."""
+    return [task_file(t) for t in TASKS if t.rung in BOUNDS_GROUPS[wildcards.group]]
+
+
+def rung_bounds_file(wildcards):
+    """The bounds table that holds the rung's tasks (its bounds job's)."""
+    return f"{RUN}/bounds/{BOUNDS_GROUP_OF[wildcards.rung]}.csv"
 
 
 def train_task_files(wildcards):

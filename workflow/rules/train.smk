@@ -5,7 +5,7 @@ rule train:
     for both: torch and the kernel load once, not once per kind."""
     input:
         tasks=train_task_files,
-        bounds=f"{RUN}/bounds/{{rung}}.csv",
+        bounds=rung_bounds_file,
     output:
         **train_job_outputs(),
     log:

@@ -1,6 +1,8 @@
-"""Rule `bounds`: the class bounds of one rung's tasks (see entropic_bound.bounds)."""
+"""Rule `bounds`: the class bounds of the tasks of one or more rungs (see entropic_bound.bounds),
+each rung computed alone, in the group's order."""
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
+import pandas as pd
 
 from entropic_bound.bounds.stage import rung_bounds
 from entropic_bound.config.provenance import provenance
@@ -9,16 +11,20 @@ from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.rungs import parse_rung
 from entropic_bound.core.runner import run
 
-# torch only where the bounds are optimised (L0's are exact): imported before run() sets its
+# torch only where bounds are optimised (L0's are exact): imported before run() sets its
 # thread count, which it does for a torch already loaded
-if parse_rung(snakemake.wildcards.rung)[0] != "L0":  # noqa: F821
+if any(parse_rung(r)[0] != "L0" for r in snakemake.params.rungs):  # noqa: F821
     import entropic_bound.bounds.optimise  # noqa: F401
 
 
 def main(sm):
-    rung = sm.wildcards.rung
-    with heartbeat(f"bounds {rung}") as hb:
-        table = rung_bounds(sm.config, [p for p in sm.input if p.endswith(".npz")], hb.update)
+    tables = []
+    for rung in sm.params.rungs:
+        paths = sm.params.task_files[rung]
+        with heartbeat(f"bounds {rung}") as hb:
+            tables.append(rung_bounds(sm.config, paths, hb.update))
+    table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    rung = "+".join(sm.params.rungs)
     write_table(table, sm.output[0], provenance(sm.config, rule="bounds", rung=rung))
 
 
