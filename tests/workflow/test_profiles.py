@@ -264,15 +264,16 @@ def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workfl
 
 @pytest.mark.parametrize("per_job", [1, 3])  # 8, every rung in one job: the quick run
 def test_bounds_jobs_group_the_rungs_in_order(per_job):
-    """bounds.rungs_per_job: the rungs in their order, in groups of at most that many, each
+    """rungs_per_job: the rungs in their order, in groups of at most that many, each
     group one job named by its rungs (a single rung keeps its own name, the files of before);
     every rung's training reads its group's table."""
-    wf = load_workflow(bounds={"rungs_per_job": per_job})
+    wf = load_workflow(rungs_per_job=per_job)
     rungs, groups, group_of = (wf.globals[k] for k in ("RUNGS", "BOUNDS_GROUPS", "BOUNDS_GROUP_OF"))
     assert [r for g in groups.values() for r in g] == rungs
     assert all(1 <= len(g) <= per_job for g in groups.values())
     assert len(groups) == -(-len(rungs) // per_job)
     assert all(name == "+".join(g) for name, g in groups.items())
     assert {r: group_of[r] for r in rungs} == {r: n for n, g in groups.items() for r in g}
-    if per_job == 1:
-        assert list(groups) == rungs
+    tasks = next(r for r in wf.rules if r.name == "tasks")
+    if per_job == 1:  # one tasks job per rung too; with every rung in one group, one in all
+        assert list(groups) == rungs and "rung" in tasks.wildcard_names

@@ -4,8 +4,9 @@
 
 
 rule bounds:
-    """R*_c(r) of the tasks of bounds.rungs_per_job rungs (docs/method.md §5b, "Class bounds"):
-    one job for the paper grid's 8 rungs (7 torch imports saved), one per rung at d ≥ 32."""
+    """R*_c(r) of the tasks of rungs_per_job rungs (docs/method.md §5b, "Class bounds"):
+    one job for the paper grid's 8 rungs (7 torch imports saved), one per rung at d ≥ 32.
+    """
     input:
         group_task_files,
         code=package_code("bounds"),
@@ -21,7 +22,7 @@ rule bounds:
         "../../envs/compute.yaml"
     threads: config["threads"]
     resources:
-        mem_mb=by_attempt(train_mem_mb()),
+        mem_mb=by_attempt(bounds_mem_mb()),
         runtime=runtime_by_attempt(30 * max(map(len, BOUNDS_GROUPS.values()))),
     params:
         reads=reads("bounds"),

@@ -47,15 +47,17 @@ def repo_path(rel: str) -> str:
 RUN = f"results/{config['run_name']}"
 TASKS = task_specs(config)
 RUNGS = sorted({t.rung for t in TASKS}, key=[t.rung for t in TASKS].index)
-#: the bounds jobs: RUNGS in groups of bounds.rungs_per_job, each named by its rungs ("L0", or
+#: the bounds jobs: RUNGS in groups of rungs_per_job, each named by its rungs ("L0", or
 #: "L0+L1+..."); a rung's bounds are computed alone whatever its group, so grouping changes
 #: how many processes start (one torch import each), not a number
-_PER_JOB = config["bounds"]["rungs_per_job"]
+_PER_JOB = config.get("rungs_per_job", 1)
 BOUNDS_GROUPS = {
     "+".join(group): group
     for group in (RUNGS[i : i + _PER_JOB] for i in range(0, len(RUNGS), _PER_JOB))
 }
-BOUNDS_GROUP_OF = {rung: name for name, group in BOUNDS_GROUPS.items() for rung in group}
+BOUNDS_GROUP_OF = {
+    rung: name for name, group in BOUNDS_GROUPS.items() for rung in group
+}
 
 
 # --- the report (`snakemake --report`) ---
@@ -290,6 +292,12 @@ def by_attempt(base, cap=None):
     return resource
 
 
+#: malloc_retain_mb keeps freed blocks in the process (core/runner.retain_freed_memory): at
+#: d = 48 the peaks of predict and bounds were 2.3x and 1.6x those at the C library's default
+#: (docs/performance.md), so the estimates that grow with the data double with it
+RETAIN_FACTOR = 2 if config.get("malloc_retain_mb", 0) > 0 else 1
+
+
 def runtime_by_attempt(base):
     """Minutes: ``base``, doubled on a retry, at most MAX_RUNTIME."""
     return by_attempt(base, cap=MAX_RUNTIME)
@@ -306,9 +314,10 @@ def tasks_mem_mb():
 
 
 def predict_mem_mb():
-    """P_static: X, Y and a noisy copy in float64, and the normal equations of vec(X), [nd, nd]."""
+    """P_static: X, Y and a noisy copy in float64, and the normal equations of vec(X), [nd, nd]
+    (times RETAIN_FACTOR, the floor aside)."""
     normal_mb = (_T["n"] * _T["d"]) ** 2 * 8 / 2**20
-    return max(4000, 1000 + 12 * DATA_MB + 5 * normal_mb)
+    return max(4000, RETAIN_FACTOR * (1000 + 12 * DATA_MB + 5 * normal_mb))
 
 
 def predict_runtime():
@@ -323,6 +332,17 @@ def train_mem_mb():
     """A training job holds its tasks' float32 arrays twice (loaded, stacked), plus torch/CUDA."""
     task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
     return max(4000, 3000 + 2 * config["train"]["tasks_per_job"] * task_mb)
+
+
+def bounds_mem_mb():
+    """A bounds job holds one rung's tasks at a time (float32 X/Y, both splits), and L-BFGS's
+    autograd keeps ~30 float64 arrays of one chunk of problems: [chunk, n_seqs, n, max(n, d)].
+    """
+    b = config["bounds"]
+    task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
+    per_rung = len(_T["r_star"]) * len(_T["seeds"])
+    chunk_mb = b["chunk"] * b["n_seqs"] * _T["n"] * max(_T["n"], _T["d"]) * 8 / 2**20
+    return max(2000, RETAIN_FACTOR * (1000 + per_rung * task_mb + 30 * chunk_mb))
 
 
 def train_runtime():

@@ -1,4 +1,4 @@
-"""Rule `tasks`: write every task file of the run."""
+"""Rule `tasks`: write the task files of one rung, or of every rung (workflow/rules/tasks.smk)."""
 
 from pathlib import Path
 
@@ -10,8 +10,9 @@ from entropic_bound.tasks.stage import write_tasks
 
 
 def main(sm):
-    with heartbeat("tasks") as hb:  # every rung (rung None)
-        write_tasks(sm.config, None, Path(sm.output[0]).parent, progress=hb.update)
+    rung = dict(sm.wildcards).get("rung")  # None: the rule's one job makes every rung's
+    with heartbeat(f"tasks {rung or 'of every rung'}") as hb:
+        write_tasks(sm.config, rung, Path(sm.output[0]).parent, progress=hb.update)
 
 
 run(main, snakemake)  # noqa: F821
