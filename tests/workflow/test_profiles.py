@@ -10,6 +10,7 @@ names exists, and every rule that becomes a cluster job says how much memory and
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,16 @@ def test_bounds_jobs_group_the_rungs_in_order(per_job):
     tasks = next(r for r in wf.rules if r.name == "tasks")
     if per_job == 1:  # one tasks job per rung too; with every rung in one group, one in all
         assert list(groups) == rungs and "rung" in tasks.wildcard_names
+
+
+def test_no_quick_job_asks_for_more_time_than_the_test_clusters_partition(workflow_cpu):
+    """tests/cluster/slurm.conf.in's partition has MaxTime=60: a quick-config job asking for more
+    is never started (PartitionTimeLimit) and `make test-cluster` waits for it until its timeout
+    (a bounds job of 6 grouped rungs once asked for 180 min)."""
+    limit = int(
+        re.search(r"MaxTime=(\d+)", (REPO / "tests/cluster/slurm.conf.in").read_text()).group(1)
+    )
+    for rule in workflow_cpu.rules:
+        if is_cluster_job(workflow_cpu, rule) and "runtime" in rule.resources:
+            minutes = resource_value(rule.resources["runtime"])
+            assert minutes <= limit, f"rule {rule.name}: runtime {minutes} > MaxTime {limit}"
