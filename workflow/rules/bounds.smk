@@ -8,7 +8,7 @@ rule bounds:
     one job for the paper grid's 8 rungs (7 torch imports saved), one per rung at d ≥ 32.
     """
     input:
-        group_task_files,
+        lambda wildcards: [p for ps in group_task_files(wildcards).values() for p in ps],
         code=package_code("bounds"),
     output:
         f"{RUN}/bounds/{{group}}.csv",
@@ -27,11 +27,7 @@ rule bounds:
         runtime=runtime_by_attempt(30),
     params:
         reads=reads("bounds"),
-        rungs=lambda wildcards: BOUNDS_GROUPS[wildcards.group],
-        task_files=lambda wildcards: {
-            rung: [task_file(t) for t in TASKS if t.rung == rung]
-            for rung in BOUNDS_GROUPS[wildcards.group]
-        },
+        task_files=group_task_files,
     script:
         "../scripts/bounds.py"
 

@@ -114,9 +114,14 @@ def all_task_files():
     return [task_file(t) for t in TASKS]
 
 
+def rung_task_files(rung):
+    """Every task file of one rung."""
+    return [task_file(t) for t in TASKS if t.rung == rung]
+
+
 def group_task_files(wildcards):
-    """Every task file of the rungs of one bounds job (BOUNDS_GROUPS)."""
-    return [task_file(t) for t in TASKS if t.rung in BOUNDS_GROUPS[wildcards.group]]
+    """Every task file of the rungs of one bounds job (BOUNDS_GROUPS), by rung."""
+    return {rung: rung_task_files(rung) for rung in BOUNDS_GROUPS[wildcards.group]}
 
 
 def rung_bounds_file(wildcards):

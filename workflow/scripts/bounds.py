@@ -13,19 +13,18 @@ from entropic_bound.core.runner import run
 
 # torch only where bounds are optimised (L0's are exact): imported before run() sets its
 # thread count, which it does for a torch already loaded
-if any(parse_rung(r)[0] != "L0" for r in snakemake.params.rungs):  # noqa: F821
+if any(parse_rung(r)[0] != "L0" for r in snakemake.params.task_files):  # noqa: F821
     import entropic_bound.bounds.optimise  # noqa: F401
 
 
 def main(sm):
     tables = []
-    for rung in sm.params.rungs:
-        paths = sm.params.task_files[rung]
+    for rung, paths in sm.params.task_files.items():  # the group's rungs, in order
         with heartbeat(f"bounds {rung}") as hb:
             tables.append(rung_bounds(sm.config, paths, hb.update))
-    table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
-    rung = "+".join(sm.params.rungs)
-    write_table(table, sm.output[0], provenance(sm.config, rule="bounds", rung=rung))
+    group = "+".join(sm.params.task_files)
+    table = pd.concat(tables, ignore_index=True)
+    write_table(table, sm.output[0], provenance(sm.config, rule="bounds", rung=group))
 
 
 run(main, snakemake)  # noqa: F821
