@@ -43,7 +43,7 @@ from entropic_bound.config.load import load_config
 from entropic_bound.tasks.grid import chunks_of_rung
 from entropic_bound.tasks.make import task_specs
 from entropic_bound.tasks.stage import write_tasks
-from entropic_bound.train.stage import train_chunk
+from entropic_bound.train.stage import load_tasks, train_chunk
 
 
 def log(msg: str) -> None:
@@ -82,7 +82,7 @@ def with_chunk(cfg: dict, chunk: int | None) -> dict:
 def run_job(cfg: dict, job, device: str) -> tuple[float, pd.DataFrame]:
     rung, kind, _, paths = job
     t = time.perf_counter()
-    out = train_chunk({**cfg, "device": device}, rung, kind, [str(p) for p in paths])
+    out = train_chunk({**cfg, "device": device}, rung, kind, load_tasks(paths))
     if device == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - t, out["metrics"]

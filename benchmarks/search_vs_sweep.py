@@ -26,7 +26,7 @@ from entropic_bound.core.io import read_table
 from entropic_bound.tasks.grid import chunks_of_rung
 from entropic_bound.tasks.make import task_specs
 from entropic_bound.tasks.stage import write_tasks
-from entropic_bound.train.stage import train_chunk
+from entropic_bound.train.stage import load_tasks, train_chunk
 
 
 def knees(metrics: pd.DataFrame, epsilon: float) -> dict[str, float]:
@@ -60,7 +60,7 @@ def main(argv=None) -> None:
         for c, chunk in enumerate(chunks_of_rung(cfg, rung)):
             paths = [out / f"{s.task_id}.npz" for s in chunk]
             t0 = time.perf_counter()
-            found.append(train_chunk(search_cfg, rung, "sweep", paths)["metrics"])
+            found.append(train_chunk(search_cfg, rung, "sweep", load_tasks(paths))["metrics"])
             seconds += time.perf_counter() - t0
             sweep.append(
                 read_table(Path(args.sweep_run) / "train" / rung / f"sweep_c{c}.metrics.parquet")

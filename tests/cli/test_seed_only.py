@@ -16,7 +16,7 @@ import entropic_bound.tasks.data as task_data
 import entropic_bound.tasks.make as task_make
 from entropic_bound.cli.main import main
 from entropic_bound.tasks import TaskSpec
-from entropic_bound.tasks.files import task_file_arrays
+from entropic_bound.tasks.files import PART_KEYS, task_file_arrays
 
 SPEC = TaskSpec(rung="L3", r_star=2, seed=0, n=8, d=4, sigma=0.05, n_train=96, n_test=48)
 
@@ -70,7 +70,7 @@ def test_inspect_shows_the_arrays_of_the_file_with_data(capsys, monkeypatch, pai
     stored, seeds = shown["stored"], shown["seeds"]
     assert seeds["made_again"] == ["X_train", "Y_train", "X_test", "Y_test"]
     assert stored["made_again"] == []
-    extra = {"seeds", "data_sha256"}
+    extra = {"seeds", "data_sha256", *PART_KEYS}
     assert [a for a in seeds["arrays"] if a["name"] not in extra] == stored["arrays"]
     assert seeds["meta"] == stored["meta"]
     monkeypatch.chdir(pair / "seeds")

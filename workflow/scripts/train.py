@@ -7,17 +7,16 @@ from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import read_table, write_table
 from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
-from entropic_bound.train.stage import train_chunk
+from entropic_bound.train.stage import load_tasks, train_chunk
 
 
 def main(sm):
     w = sm.wildcards
     bounds = (read_table(sm.input.bounds), sm.params.epsilon_task_factor)  # for ε_task
+    tasks = load_tasks(sm.input.tasks)  # once for both kinds
     for kind in sm.params.kinds:  # sweep, then static: one process, torch loaded once
         with heartbeat(f"train {w.rung} {kind} c{w.chunk}") as hb:
-            out = train_chunk(
-                sm.config, w.rung, kind, list(sm.input.tasks), progress=hb.steps, bounds=bounds
-            )
+            out = train_chunk(sm.config, w.rung, kind, tasks, progress=hb.steps, bounds=bounds)
         prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
         for name, df in out.items():
             write_table(df, sm.output[f"{name}_{kind}"], prov)

@@ -61,7 +61,9 @@ def epsilon_task(epsilon: float, bound_below: float, factor: float = 0.5) -> flo
 def rung_bounds(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     """tables/bounds.csv rows of one rung's tasks (every rank of :func:`bound_ranks`)."""
     b = cfg["bounds"]
-    tasks = [load_task(p) for p in task_paths]
+    # the bounds read the first n_seqs training sequences and the test split: a file without
+    # data makes only those (tasks/parts.py)
+    tasks = [load_task(p, train=b["n_seqs"]) for p in task_paths]
     metas = [m for _, m in tasks]
     # the rungs whose deficiency a claim tests get bounds.ranks; the others r* − 1 (ε_task)
     mode = b["ranks"] if metas and metas[0]["class"] in b["deficiency_rungs"] else "knee"

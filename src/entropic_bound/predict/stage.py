@@ -59,16 +59,19 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     # per-sequence X̃⁺) is computed once per distinct X and one is held at a time (the results
     # are those of computing it per call); the table keeps the order of task_paths
     order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
-    shared: tuple = (None, None, None)  # (X, StaticLeastSquares, X̃⁺ [1, B, d, n])
+    # (X as stored in float32, its StaticLeastSquares, X̃⁺ [1, B, d, n], X in float64)
+    shared: tuple = (None, None, None, None)
     noise_of: tuple = (None, None)  # ((r*, seed), its noise draw): one array per shared X
     for done, i in enumerate(order, 1):
         arrays, meta = load_task(task_paths[i])
-        X, Y = arrays["X_train"].astype(np.float64), arrays["Y_train"].astype(np.float64)
+        X32, Y = arrays["X_train"], arrays["Y_train"].astype(np.float64)
         del arrays  # the test split is not read here: hold one copy of the data, not two
-        if shared[0] is None or not np.array_equal(shared[0], X):
-            shared = (None, None, None)  # free the previous factorisations first
-            shared = (X, StaticLeastSquares(X), attention_native_pinv_of(X))
-        X = shared[0]  # one float64 X per group (equal values)
+        # the group's X is compared as stored (float32) and widened once per group
+        if shared[0] is None or not np.array_equal(shared[0], X32):
+            shared = (None, None, None, None)  # free the previous factorisations first
+            X = X32.astype(np.float64)
+            shared = (X32, StaticLeastSquares(X), attention_native_pinv_of(X), X)
+        X32, X = None, shared[3]  # one float64 X per group (equal values)
         rows, spectra = per_task[i] = ([], [])
         key_rs = (meta["r_star"], meta["seed"], Y.shape)
         if noise_of[0] != key_rs:

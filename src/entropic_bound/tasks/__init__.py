@@ -20,6 +20,7 @@ _EXPORTS = {
     "make_task": "make",
     "generate_data": "data",
     "chunk_bounds": "data",
+    "generate_part": "data",
     "load_task": "files",
     "stores_data": "files",
     "task_file_arrays": "files",

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -75,11 +76,18 @@ def _skipped(gen: torch.Generator, size: int, n: int, d: int, chunk_values: int)
 
 
 def input_chunks(
-    gen: torch.Generator, sizes: tuple[int, ...], n: int, d: int, chunk_values: int = CHUNK_VALUES
+    gen: torch.Generator,
+    sizes: tuple[int, ...],
+    n: int,
+    d: int,
+    chunk_values: int = CHUNK_VALUES,
+    starts: list | None = None,
 ) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
     """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
     at the start of the first split's X (advanced by the call). The values are those of one
-    ``randn`` per block in the order X₀, E₀, X₁, E₁, …"""
+    ``randn`` per block in the order X₀, E₀, X₁, E₁, …; ``starts``, when given, receives the
+    generator states where each split's X and E start, [(X₀, E₀), (X₁, E₁), …] (uint8 tensors:
+    what a task file records to make a part of its data again, :func:`stored_chunks`)."""
     key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
     known = _POSITIONS.get(key)
     found: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -97,6 +105,22 @@ def input_chunks(
         if len(_POSITIONS) >= _MAX_POSITIONS:
             _POSITIONS.pop(next(iter(_POSITIONS)))
         _POSITIONS[key] = found
+    if starts is not None:
+        starts.extend(known or found)
+
+
+def stored_chunks(
+    starts, sizes: tuple[int, ...], limits: tuple[int, ...], n: int, d: int, chunk_values: int
+) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
+    """(split, lo, hi, X, E) as :func:`input_chunks` yields them, from the recorded ``starts``
+    (generator states, as it records them), and only the chunks of each split that begin below
+    ``limits[split]`` sequences: the first sequences of a split without drawing the rest."""
+    for split, size in enumerate(sizes):
+        gx, ge = _at(starts[split][0]), _at(starts[split][1])
+        for lo, hi in chunk_bounds(size, n * d, chunk_values):
+            if lo >= limits[split]:
+                break
+            yield split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d)
 
 
 @contextlib.contextmanager
@@ -113,33 +137,79 @@ def one_thread():
         torch.set_num_threads(threads)
 
 
-@one_thread()
-def generate_data(
-    spec, teacher, gen: torch.Generator, *, keep: bool = True, chunk_values: int = CHUNK_VALUES
-) -> tuple[dict[str, np.ndarray], dict[str, str], float]:
-    """The task's data from ``gen`` (at the start of X_train, just after the teacher's draws):
-    ``(arrays, sha256, test_clean_power)``. arrays: :data:`DATA_KEYS` -> [B, n, d] float32
-    (empty unless ``keep``); sha256: the hex digest of each array's bytes (C order);
-    test_clean_power: mean(Y_clean²) of the test split, from the float64 clean targets.
-    ``teacher``: tasks.make.Teacher (kernel, V, P in float64)."""
+@dataclass
+class Made:
+    """What making a task's data gives: ``arrays`` (:data:`DATA_KEYS` -> [B, n, d] float32; those
+    asked for), ``sha256`` (the hex digest of each array made whole, C order), ``chunk_sha256``
+    (per array, the digest of each chunk made: the training split's, what a part of it is checked
+    against; empty unless asked), ``clean_power`` (mean(Y_clean²) of the test split, from its float64 clean targets)
+    and ``starts`` (where each split's X and E start: :func:`input_chunks`)."""
+
+    arrays: dict[str, np.ndarray]
+    sha256: dict[str, str]
+    chunk_sha256: dict[str, list[str]]
+    clean_power: float
+    starts: list = field(default_factory=list)
+
+
+def _made(spec, teacher, chunks, sizes, keep: bool, per_chunk: bool) -> Made:
+    """Y = M(X) X V* + σE chunk by chunk over ``chunks`` ((split, lo, hi, X, E) in order), into
+    float32 arrays of the splits' ``sizes`` (when ``keep``), with their digests (and those of the
+    training split's chunks when ``per_chunk``)."""
     n, d = spec.n, spec.d
-    sizes = (spec.n_train, spec.n_test)
     names = [("X_train", "Y_train"), ("X_test", "Y_test")]
     arrays = {k: np.empty((sizes[i // 2], n, d), np.float32) for i, k in enumerate(DATA_KEYS)}
     if not keep:
         arrays = {}
     digests = {k: hashlib.sha256() for k in DATA_KEYS}
+    chunk_digests: dict[str, list[str]] = {k: [] for k in DATA_KEYS}
     # the clean test targets in float64, whole: their mean square is one reduction over the split,
     # as it was when the split was made in one piece (a sum of chunk sums rounds differently)
-    clean_test = torch.empty(spec.n_test, n, d, dtype=torch.float64)
-    for split, lo, hi, X, E in input_chunks(gen, sizes, n, d, chunk_values):
+    clean_test = torch.empty(sizes[1], n, d, dtype=torch.float64)
+    for split, lo, hi, X, E in chunks:
         Y = apply_operator(spec.rung, X, teacher.kernel, teacher.V, beta=spec.beta, P=teacher.P)
         if split == 1:
             clean_test[lo:hi] = Y
         for name, value in zip(names[split], (X, Y + spec.sigma * E)):
             chunk = value.float().numpy()
             digests[name].update(chunk.data)
+            if per_chunk and split == 0:
+                chunk_digests[name].append(hashlib.sha256(chunk.data).hexdigest())
             if keep:
                 arrays[name][lo:hi] = chunk
     clean_power = float(clean_test.pow(2).mean())
-    return arrays, {k: h.hexdigest() for k, h in digests.items()}, clean_power
+    return Made(arrays, {k: h.hexdigest() for k, h in digests.items()}, chunk_digests, clean_power)
+
+
+@one_thread()
+def generate_data(
+    spec,
+    teacher,
+    gen: torch.Generator,
+    *,
+    keep: bool = True,
+    per_chunk: bool = False,
+    chunk_values: int = CHUNK_VALUES,
+) -> Made:
+    """The task's data from ``gen`` (at the start of X_train, just after the teacher's draws),
+    whole (:class:`Made`; ``arrays`` empty unless ``keep``, ``chunk_sha256`` unless
+    ``per_chunk``). ``teacher``: tasks.make.Teacher (kernel, V, P in float64)."""
+    sizes = (spec.n_train, spec.n_test)
+    starts: list = []
+    chunks = input_chunks(gen, sizes, spec.n, spec.d, chunk_values, starts=starts)
+    made = _made(spec, teacher, chunks, sizes, keep, per_chunk)
+    made.starts = starts
+    return made
+
+
+@one_thread()
+def generate_part(spec, teacher, starts, train: int, chunk_values: int) -> Made:
+    """The first ``train`` training sequences of a task (the chunks that cover them: ``arrays``
+    X_train/Y_train hold whole chunks) and its whole test split, from recorded ``starts``
+    (:func:`input_chunks`): bitwise those of :func:`generate_data`, without drawing the rest."""
+    sizes = (spec.n_train, spec.n_test)
+    chunks = stored_chunks(starts, sizes, (train, spec.n_test), spec.n, spec.d, chunk_values)
+    covered = next(
+        hi for lo, hi in chunk_bounds(spec.n_train, spec.n * spec.d, chunk_values) if hi >= train
+    )
+    return _made(spec, teacher, chunks, (covered, spec.n_test), keep=True, per_chunk=True)

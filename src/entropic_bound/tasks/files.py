@@ -34,6 +34,10 @@ DATA_KEYS = ("X_train", "Y_train", "X_test", "Y_test")
 #: what every task file holds; one without data adds SEED_KEYS
 TEACHER_KEYS = ("kernel", "V", "P", "meta")
 SEED_KEYS = ("seeds", "data_sha256")
+#: what a file without data records besides, so that a reader of its first training sequences
+#: makes only those and the test split (tasks/parts.py): where each split's X and E start in the
+#: stream, the digest of each chunk of X_train and Y_train, and the chunk size they were made in
+PART_KEYS = ("streams", "chunk_sha256", "chunk_values")
 #: the meta keys that name the stream: ``seeds`` must equal them, in this order
 SEED_META = ("base_seed", "r_star", "seed")
 #: values per float64 array of a chunk of generation (tasks/data.py): 2²¹ (16 MB, 512 sequences
@@ -58,28 +62,34 @@ def stores_data(spec: TaskSpec, mode: str = "auto") -> bool:
     return mode == "always" or (mode == "auto" and data_mb(spec) <= AUTO_STORE_MAX_MB)
 
 
-def task_file_arrays(spec: TaskSpec, mode: str = "auto") -> dict[str, np.ndarray]:
+def task_file_arrays(
+    spec: TaskSpec, mode: str = "auto", chunk_values: int = CHUNK_VALUES
+) -> dict[str, np.ndarray]:
     """The arrays of the task's file: :func:`tasks.make.make_task`'s when the data are stored,
-    else the teacher, the meta, the seeds and the data's digests (the data are made once, in
-    chunks, to digest them and to find the test split's clean power, and not kept)."""
+    else the teacher, the meta, the seeds, the data's digests and :data:`PART_KEYS` (the data are
+    made once, in chunks, to digest them and to find the test split's clean power, and not
+    kept; ``chunk_values``: their chunk size, tasks/data.py)."""
     from entropic_bound.tasks.data import generate_data
     from entropic_bound.tasks.make import draw_teacher, make_task, teacher_arrays
+    from entropic_bound.tasks.parts import part_arrays
 
     if stores_data(spec, mode):
         return make_task(spec)
     teacher, gen = draw_teacher(spec)
-    _, digests, clean_power = generate_data(spec, teacher, gen, keep=False)
+    made = generate_data(spec, teacher, gen, keep=False, per_chunk=True, chunk_values=chunk_values)
     return {
-        **teacher_arrays(spec, teacher, clean_power),
+        **teacher_arrays(spec, teacher, made.clean_power),
         "seeds": np.array([getattr(spec, k) for k in SEED_META], dtype=np.int64),
-        "data_sha256": np.array([digests[k] for k in DATA_KEYS]),
+        "data_sha256": np.array([made.sha256[k] for k in DATA_KEYS]),
+        **part_arrays(made, chunk_values),
     }
 
 
-def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
+def load_task(path, train: int | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """Read a task ``.npz``: (arrays, meta), the data made again from the seeds when the file does
     not hold them. Raises ValueError naming what is wrong. The members are read by numpy (the
-    pipeline's own files); how they make a task is :func:`read_task`'s."""
+    pipeline's own files); how they make a task is :func:`read_task`'s. ``train``: the caller
+    reads only the first ``train`` training sequences (see :func:`read_task`)."""
     try:
         z = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -96,7 +106,7 @@ def load_task(path) -> tuple[dict[str, np.ndarray], dict]:
             raise ValueError(f"task file {path} is not a readable .npz ({exc})") from None
 
     with z:
-        return read_task(path, list(z.files), read)
+        return read_task(path, list(z.files), read, train=train)
 
 
 def seed_only(names) -> bool:
@@ -108,7 +118,7 @@ def seed_only(names) -> bool:
     return bool(names & set(SEED_KEYS)) or set(TEACHER_KEYS) <= names
 
 
-def read_task(path, names, read, *, available: int | None = None):
+def read_task(path, names, read, *, available: int | None = None, train: int | None = None):
     """The one definition of reading a task file, whoever reads its members: (arrays, meta), the
     data made again from the seeds when the file does not hold them (ValueError: what is wrong).
 
@@ -116,7 +126,10 @@ def read_task(path, names, read, *, available: int | None = None):
     the one it must have (None: the reader bounds its size; the meta, the seeds and the digests
     are small). A file without data is checked before its teacher is read or anything is made:
     its meta and seeds must name a well-formed task, and making its data must fit in
-    ``available`` bytes (None: not checked; :func:`making_bytes`)."""
+    ``available`` bytes (None: not checked; :func:`making_bytes`). ``train``: the caller reads
+    only the first ``train`` training sequences; a file without data that records its streams
+    (:data:`PART_KEYS`) then makes only those, checked chunk by chunk, and X_train/Y_train hold
+    just them (None: all; a file with data returns all of them)."""
     held = [k for k in DATA_KEYS if k in names]
     # a file with data needs all of it and the teacher; one without, the teacher and the seeds
     need = (*DATA_KEYS, *TEACHER_KEYS) if held else TEACHER_KEYS
@@ -124,7 +137,7 @@ def read_task(path, names, read, *, available: int | None = None):
     if missing:
         raise ValueError(f"task file {path} lacks {', '.join(missing)}")
     meta = _meta_of(path, read("meta", None))
-    rest = [k for k in names if k != "meta" and k not in SEED_KEYS]
+    rest = [k for k in names if k != "meta" and k not in (*SEED_KEYS, *PART_KEYS)]
     if held:
         arrays = {k: read(k, None) for k in rest}
     else:
@@ -133,8 +146,11 @@ def read_task(path, names, read, *, available: int | None = None):
         _check_memory(path, spec, available)
         shapes = teacher_shapes(spec)
         arrays = {k: read(k, shapes.get(k)) for k in rest}
+        part = None
+        if train is not None and train < spec.n_train and any(k in names for k in PART_KEYS):
+            part = (train, {k: read(k, None) for k in PART_KEYS if k in names})
         # in the order of a file that holds them: data first
-        arrays = {**_made_again(path, arrays, meta, seeds, spec), **arrays}
+        arrays = {**_made_again(path, arrays, meta, seeds, spec, part), **arrays}
     for k in DATA_KEYS:
         a = arrays[k]
         if a.ndim != 3 or a.shape[1:] != (meta["n"], meta["d"]):
@@ -198,11 +214,15 @@ def _meta_of(path, raw) -> dict:
     return meta
 
 
-def _made_again(path, arrays: dict, meta: dict, seeds: dict, spec) -> dict[str, np.ndarray]:
+def _made_again(
+    path, arrays: dict, meta: dict, seeds: dict, spec, part=None
+) -> dict[str, np.ndarray]:
     """The data of a file that holds ``seeds`` (SEED_KEYS) instead, checked against its teacher
-    and digests."""
+    and digests; ``part``: (the training sequences wanted, the file's PART_KEYS members), to make
+    only those and the test split (tasks/parts.py)."""
     from entropic_bound.tasks.data import generate_data
     from entropic_bound.tasks.make import draw_teacher
+    from entropic_bound.tasks.parts import made_part
 
     teacher, gen = draw_teacher(spec)
     for key, made in (("kernel", teacher.kernel), ("V", teacher.V), ("P", teacher.P)):
@@ -211,16 +231,20 @@ def _made_again(path, arrays: dict, meta: dict, seeds: dict, spec) -> dict[str, 
                 f"task file {path}: its seeds and meta do not make its teacher ({key} differs); "
                 "the file is corrupted: make it again (delete it and rerun the tasks stage)"
             )
-    data, digests, clean_power = generate_data(spec, teacher, gen)
-    differ = [k for k in DATA_KEYS if digests[k] != str(seeds["data_sha256"][DATA_KEYS.index(k)])]
-    if differ or clean_power != meta.get("test_clean_power"):
+    stored = [str(h) for h in seeds["data_sha256"]]
+    if part is not None:
+        made, differ = made_part(path, spec, teacher, part, stored)
+    else:
+        made = generate_data(spec, teacher, gen)
+        differ = [k for k in DATA_KEYS if made.sha256[k] != stored[DATA_KEYS.index(k)]]
+    if differ or made.clean_power != meta.get("test_clean_power"):
         raise ValueError(
             f"task file {path}: the data made again from its seeds differ from those the tasks "
             f"stage made ({', '.join(differ) or 'test_clean_power'}): this machine's arithmetic "
             "is not the one that wrote the file; rerun the tasks stage here, or set "
             "task.store_data: always"
         )
-    return data
+    return made.arrays
 
 
 def _spec_of(path, meta: dict, seeds: dict) -> TaskSpec:

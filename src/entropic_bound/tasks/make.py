@@ -94,5 +94,5 @@ def make_task(spec: TaskSpec, *, chunk_values: int = CHUNK_VALUES) -> dict[str, 
     The data are made in chunks of ``chunk_values`` values (tasks/data.py): bitwise the arrays of
     drawing each in one piece, with a peak memory of a few chunks over the float32 result."""
     teacher, gen = draw_teacher(spec)
-    data, _, clean_power = generate_data(spec, teacher, gen, chunk_values=chunk_values)
-    return {**data, **teacher_arrays(spec, teacher, clean_power)}
+    made = generate_data(spec, teacher, gen, chunk_values=chunk_values)
+    return {**made.arrays, **teacher_arrays(spec, teacher, made.clean_power)}

@@ -23,6 +23,7 @@ _EXPORTS = {
     "blind_task": "search",
     "with_teacher": "search",
     "train_by_search": "search",
+    "load_tasks": "stage",
     "train_chunk": "stage",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

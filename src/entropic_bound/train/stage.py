@@ -8,13 +8,19 @@ from entropic_bound.bounds.stage import task_epsilons
 from entropic_bound.tasks.make import load_task
 
 
+def load_tasks(task_paths) -> list[tuple[dict, dict]]:
+    """A training job's tasks, (arrays, meta) each, read once for both kinds of students (a task
+    file without data makes them again: seconds a task at d >= 48, tasks/files.py)."""
+    return [load_task(p) for p in task_paths]
+
+
 def train_chunk(
-    cfg: dict, rung: str, kind: str, task_paths, progress=None, bounds=None
+    cfg: dict, rung: str, kind: str, tasks, progress=None, bounds=None
 ) -> dict[str, pd.DataFrame]:
     """Train one job's students: the rung's own class over its ranks (``kind="sweep"``: every
     rank 1…k, or the ranks a search picks when ``train.ranks: search``), or the static L0 and
-    L1 students at full rank n (``kind="static"``). ``progress``: see engine.train_students.
-    ``bounds``: (the bounds table of the rung, the ε_task factor): the sweep then retires
+    L1 students at full rank n (``kind="static"``), on ``tasks`` (:func:`load_tasks`).
+    ``progress``: see engine.train_students. ``bounds``: (the bounds table of the rung, the ε_task factor): the sweep then retires
     students and searches knees at each task's ε_task = min(train.epsilon, factor·R*_c(r* − 1))
     (docs/method.md §5b); None: ``train.epsilon`` for every task. The static students always
     use ``train.epsilon``."""
@@ -26,7 +32,6 @@ def train_chunk(
     from entropic_bound.train.restarts import train_restarting
     from entropic_bound.train.search import train_by_search
 
-    tasks = [load_task(p) for p in task_paths]
     t = cfg["train"]
     epsilons = None
     if bounds is not None:
