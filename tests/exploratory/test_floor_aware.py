@@ -1,17 +1,26 @@
 """X3, the floor-aware rank beside r_E(0.99) (exploratory): the table on a tiny grid, the
 pre-stated decision rule on fabricated rows (both ways), and the figure."""
 
+import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from entropic_bound.config.load import ConfigError, load_run_config, validate
+from entropic_bound.core.seeds import noisy_copy_rng
 from entropic_bound.exploratory.floor_aware import (
     COLUMNS,
     FRONTIER,
     LADDER,
     floor_aware_decision,
     floor_aware_table,
+    ladder_rows,
 )
+from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
+from entropic_bound.predict.stage import data_only_spectra
+from entropic_bound.tasks.grid import task_specs
+from entropic_bound.tasks.make import make_task
+from entropic_bound.tasks.stage import write_tasks
 
 TINY_FRONTIER = {
     "classes": ["L3", "L4"],
@@ -29,7 +38,7 @@ TINY_FRONTIER = {
 
 
 @pytest.fixture(scope="module")
-def tiny():
+def tiny(tmp_path_factory):
     cfg = load_run_config("config/quick.yaml")
     cfg["frontier"] = dict(TINY_FRONTIER)
     cfg["exploratory"]["floor_aware"] = {
@@ -39,7 +48,45 @@ def tiny():
     }
     cfg["task"] = {**cfg["task"], "n": 4, "d": 4, "n_train": 128, "n_test": 16, "r_star": [1, 2]}
     cfg["task"]["rungs"], cfg["task"]["lambdas"] = ["L3", "L4"], []
-    return cfg, floor_aware_table(cfg, clip=1e-12)
+    paths = write_tasks(cfg, None, tmp_path_factory.mktemp("tasks"))
+    return cfg, floor_aware_table(cfg, clip=1e-12, spectra=data_only_spectra(cfg, paths))
+
+
+def test_the_ladder_reads_the_spectra_p_attn_gives_each_task(tmp_path):
+    """The ladder's spectra are predict's P_attn rows: bitwise what P_attn makes of each task
+    made afresh (the route X3's ladder took before it read them), so X3 is unchanged."""
+    cfg = load_run_config("config/quick.yaml")
+    cfg["task"] = {**cfg["task"], "n": 6, "d": 4, "n_train": 96, "n_test": 8, "r_star": [1, 3]}
+    cfg["task"]["rungs"], cfg["task"]["lambdas"] = ["L0", "L2", "L4"], [0.5]
+    spectra = data_only_spectra(cfg, write_tasks(cfg, None, tmp_path))
+    ests = ["energy_0.99", "floor"]
+    rows = ladder_rows(cfg, ests, spectra)
+    specs = [s for s in task_specs(cfg) if s.rung != "L0"]
+    sigmas = [0.0, *cfg["predict"]["noisy_sigmas"]]
+    assert len(rows) == len(specs) * len(sigmas) * len(ests)
+    for spec in specs:
+        arrays = make_task(spec)
+        X = torch.as_tensor(arrays["X_train"], dtype=torch.float64)[None]
+        Y = np.asarray(arrays["Y_train"], dtype=np.float64)
+        noise = noisy_copy_rng(cfg["seed"], spec.r_star, spec.seed).standard_normal(Y.shape)
+        for sigma in sigmas:
+            Ys = torch.as_tensor(Y + sigma * noise if sigma else Y)[None]
+            fresh = attention_native_spectrum(attention_native_pinv(X), Ys).numpy()[0]
+            at = spectra[
+                (spectra["task_id"] == spec.task_id)
+                & (spectra["sigma"] == sigma)
+                & (spectra["predictor"] == "P_attn")
+            ]
+            assert np.array_equal(at["spectrum"].iloc[0], fresh)
+
+
+def test_a_ladder_without_its_spectra_is_refused(tiny):
+    cfg, _ = tiny
+    with pytest.raises(ValueError, match="reads the predict stage's spectra; none were given"):
+        floor_aware_table(cfg, clip=1e-12)
+    empty = pd.DataFrame(columns=["task_id", "sigma", "predictor", "spectrum"])
+    with pytest.raises(ValueError, match="no P_attn spectrum of task L3_r1_s0 at σ = 0"):
+        ladder_rows(cfg, ["floor"], empty)
 
 
 @pytest.mark.extras

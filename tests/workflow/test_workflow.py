@@ -100,14 +100,15 @@ def test_every_artifact(run_a):
 
 
 def test_provenance_covers_every_artifact(run_a):
-    """Every table, per-job training table, figure and claims.md is in provenance.json with the
-    stamp of the job that wrote it, and has a `.prov.json` sidecar (docs/reproducibility.md: Provenance)."""
+    """Every table, per-job training table, the predict spectra, figure and claims.md is in
+    provenance.json with the stamp of the job that wrote it, and has a `.prov.json` sidecar
+    (docs/reproducibility.md: Provenance)."""
     run_dir, _ = run_a
     prov = json.loads((run_dir / "provenance.json").read_text())
     assert prov["paper"] == "arXiv 2607.23050"
     written = {
         str(p.relative_to(WORK))
-        for sub in ("tables", "figures", "train")
+        for sub in ("tables", "figures", "train", "predict")
         for p in (run_dir / sub).rglob("*")
         if p.is_file() and not p.name.endswith(".prov.json")
     } | {str((run_dir / "claims.md").relative_to(WORK))}
@@ -242,6 +243,8 @@ _TRAINING = {
     "bounds",  # registration v2's class bounds read the task files too
     "collect_bounds",
     "predict",
+    "floor_aware",  # X3's ladder reads predict's spectra
+    "plot_frontier",  # reads X3
     "train",
     "collect_train",
     "analyses",
@@ -263,7 +266,7 @@ PLANNED_BY_SECTION = {
     "malloc_retain_mb": (None, 64, set()),  # speed only, in no digest: nothing
     "seed": (None, 1, _TRAINING | _FRONTIER | {"train_beta"}),
     "device": (None, "auto", _TRAINING | {"train_beta"}),  # quick.yaml: cpu
-    "task": ("kappa", 2.5, _TRAINING | {"train_beta", "floor_aware", "plot_frontier"}),
+    "task": ("kappa", 2.5, _TRAINING | {"train_beta"}),
     "train": ("checkpoints", 7, _TRAINING | {"train_beta"}),
     "predict": ("clip", 1.0e-11, _TRAINING | _FRONTIER),
     "frontier": ("kappa", 2.5, _FRONTIER),

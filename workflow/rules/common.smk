@@ -106,6 +106,11 @@ def package_code(*names):
     return files
 
 
+#: the data-only spectra of every task (rule predict): the predictions are read from them, and
+#: X3's ladder (floor_aware) reads P_attn's instead of making the tasks again
+PREDICT_SPECTRA = f"{RUN}/predict/spectra.parquet"
+
+
 def task_file(task):
     return f"{RUN}/tasks/{task.task_id}.npz"
 
@@ -169,6 +174,7 @@ def get_artifacts():
     """Every table and figure the run writes (provenance.json lists each with its stamp)."""
     return [
         f"{RUN}/tables/data_only_predictions.csv",
+        PREDICT_SPECTRA,
         f"{RUN}/tables/frontier.csv",
         f"{RUN}/tables/bounds.csv",
         *(f"{RUN}/tables/train_{t}.parquet" for t in ("metrics", "dynamics", "loss")),

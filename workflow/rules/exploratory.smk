@@ -80,6 +80,10 @@ rule floor_aware:
         code=package_code(
             "exploratory/floor_aware", "frontier", "predict", "core/estimators"
         ),
+        # the ladder's P_attn spectra, from predict (none when the ladder is off)
+        spectra=(
+            [PREDICT_SPECTRA] if config["exploratory"]["floor_aware"]["ladder"] else []
+        ),
     output:
         report(f"{TABLES}/X3_floor_aware.csv", **REPORT["X3_table"]),
     log:

@@ -1,9 +1,12 @@
 rule predict:
-    """Data-only predictors (P_static with its static-fit share, P_attn) on every task."""
+    """Data-only predictors (P_static with its static-fit share, P_attn) on every task: their
+    estimates (the table) and the spectra they were read from (X3's ladder reads P_attn's).
+    """
     input:
         all_task_files(),
     output:
-        f"{RUN}/tables/data_only_predictions.csv",
+        table=f"{RUN}/tables/data_only_predictions.csv",
+        spectra=PREDICT_SPECTRA,
     log:
         f"{RUN}/logs/predict.log",
     benchmark:

@@ -23,7 +23,6 @@ import pandas as pd
 
 from entropic_bound.analysis.columns import exact_summary
 from entropic_bound.core.estimators import estimate
-from entropic_bound.core.progress import report
 
 COLUMNS = [
     "spectra",
@@ -83,30 +82,28 @@ def frontier_rows(
     return pd.DataFrame(keys).assign(estimator=names, r_hat=np.concatenate(r_hat))
 
 
-def ladder_rows(cfg: dict, estimators, progress=None) -> pd.DataFrame:
+def ladder_rows(cfg: dict, estimators, spectra: pd.DataFrame) -> pd.DataFrame:
     """Per-task estimates of P_attn on the config's query-key rungs (L2, Lλ, L3, L4), at the
-    task's σ and every noisy σ of ``predict``; the same columns as :func:`frontier_rows`."""
-    import torch
-
+    task's σ and every noisy σ of ``predict``; the same columns as :func:`frontier_rows`.
+    ``spectra``: the predict stage's (predict/stage.py, ``data_only_spectra``), whose P_attn
+    rows are these spectra, computed there once (the tasks are not made again here)."""
     from entropic_bound.core.rungs import parse_rung
-    from entropic_bound.core.seeds import noisy_copy_rng
-    from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
-    from entropic_bound.tasks.make import make_task, task_specs
+    from entropic_bound.tasks.grid import task_specs
 
+    attn = spectra[spectra["predictor"] == "P_attn"]
+    of = {(t, float(sg)): s for t, sg, s in zip(attn["task_id"], attn["sigma"], attn["spectrum"])}
     specs = [s for s in task_specs(cfg) if parse_rung(s.rung)[0] not in ("L0", "L1")]
     parts = []
-    for done, spec in enumerate(specs, 1):
-        arrays = make_task(spec)
-        X = torch.as_tensor(arrays["X_train"], dtype=torch.float64)[None]
-        Y = np.asarray(arrays["Y_train"], dtype=np.float64)
-        pinv = attention_native_pinv(X)
-        noise = noisy_copy_rng(cfg["seed"], spec.r_star, spec.seed).standard_normal(Y.shape)
+    for spec in specs:
         for sigma in [spec.sigma, *cfg["predict"]["noisy_sigmas"]]:
             if sigma < spec.sigma:
                 continue
-            scale = np.sqrt(sigma**2 - spec.sigma**2)
-            Ys = torch.as_tensor(Y + scale * noise if scale else Y)[None]
-            s = attention_native_spectrum(pinv, Ys).numpy()
+            if (spec.task_id, float(sigma)) not in of:
+                raise ValueError(
+                    f"the predict spectra have no P_attn spectrum of task {spec.task_id} at "
+                    f"σ = {sigma:g}: rerun the predict stage of this config"
+                )
+            s = np.asarray(of[spec.task_id, float(sigma)], dtype=np.float64)[None]
             key = {
                 "class": spec.rung,
                 "value_map": spec.value_map,
@@ -120,7 +117,6 @@ def ladder_rows(cfg: dict, estimators, progress=None) -> pd.DataFrame:
             }
             for est in estimators:
                 parts.append({**key, "estimator": est, "r_hat": float(estimate(s, est)[0])})
-        report(progress, done, len(specs))
     return pd.DataFrame(parts)
 
 
@@ -143,8 +139,9 @@ def summarise(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def floor_aware_table(cfg: dict, clip: float, progress=None) -> pd.DataFrame:
-    """X3: the frontier (held-out seeds) and the ladder, every estimator of
+def floor_aware_table(cfg: dict, clip: float, progress=None, spectra=None) -> pd.DataFrame:
+    """X3: the frontier (held-out seeds) and the ladder (from the predict stage's ``spectra``,
+    needed when ``exploratory.floor_aware.ladder``), every estimator of
     ``exploratory.floor_aware.estimators``. Columns: :data:`COLUMNS`."""
     fa = cfg["exploratory"]["floor_aware"]
     ests = fa["estimators"]
@@ -157,7 +154,9 @@ def floor_aware_table(cfg: dict, clip: float, progress=None) -> pd.DataFrame:
         progress,
         fa.get("p_attn_sigma", "linear"),
     )
-    ladder = ladder_rows(cfg, ests) if fa["ladder"] else pd.DataFrame()
+    if fa["ladder"] and spectra is None:
+        raise ValueError("X3's ladder reads the predict stage's spectra; none were given")
+    ladder = ladder_rows(cfg, ests, spectra) if fa["ladder"] else pd.DataFrame()
     return pd.concat([summarise(front, FRONTIER), summarise(ladder, LADDER)], ignore_index=True)
 
 

@@ -40,5 +40,7 @@ _EXPORTS = {
     "attention_native_pinv_of": "stage",
     "attention_native_spectrum_of": "stage",
     "data_only_predictions": "stage",
+    "data_only_spectra": "stage",
+    "predictions_of": "stage",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -52,6 +52,22 @@ def _shared_input_key(path) -> tuple:
 def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
     ``progress(done, total)`` after each task (see progress.py)."""
+    return predictions_of(cfg, data_only_spectra(cfg, task_paths, progress))
+
+
+def predictions_of(cfg: dict, spectra: pd.DataFrame) -> pd.DataFrame:
+    """The data-only predictions table: every estimator of ``predict`` on each row's spectrum
+    (a :func:`data_only_spectra` table)."""
+    p = cfg["predict"]
+    keys = spectra.drop(columns="spectrum")
+    out = estimates_long(keys, list(spectra["spectrum"]), taus=p["taus"], tol=p["tol"])
+    return out[list(PREDICTION_COLUMNS)]
+
+
+def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
+    """The spectra of P_static (with its static-fit share) and P_attn on every task, clean and
+    noisy copies: one row per (task, σ, predictor), in the order of ``task_paths``, with the
+    ``spectrum`` (float64, descending); X3's ladder reads P_attn's (exploratory/floor_aware.py)."""
     p = cfg["predict"]
     per_task: dict[int, tuple[list, list]] = {}
     # the rungs of one (r*, seed) share their inputs X (tasks/make.py): visiting the tasks grouped
@@ -113,5 +129,7 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
         report(progress, done, len(task_paths))
     rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
     spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
-    out = estimates_long(pd.DataFrame(rows), spectra, taus=p["taus"], tol=p["tol"])
-    return out[list(PREDICTION_COLUMNS)]
+    column = np.empty(len(spectra), dtype=object)  # one array a row (lengths n and d)
+    for j, spectrum in enumerate(spectra):
+        column[j] = spectrum
+    return pd.DataFrame(rows).assign(spectrum=column)
