@@ -145,7 +145,7 @@ def test_noisy_copy_by_linearity(n, d):
     share X and its noise draw) and equal to forming the copy to float64 rounding."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal((n * d + 40, n, d))
-    Ys = [rng.standard_normal(X.shape) for _ in range(2)]
+    Ys = [rng.standard_normal(X.shape) for _ in range(4)]  # four tasks share X and N
     N, c = rng.standard_normal(X.shape), np.sqrt(0.05**2 - 0.0**2)
     lstsq = StaticLeastSquares(X)
     assert lstsq.dense == (n * d <= STATIC_DENSE_MAX_ND)
@@ -162,5 +162,5 @@ def test_noisy_copy_by_linearity(n, d):
         else:
             _same_summary(noisy, formed)
             assert abs(noisy["static_fit_share"] - clean["static_fit_share"]) > 0  # it is noisy
-    if not lstsq.dense:  # K(Y₁), K(N), K(Y₂): three products for four fits
-        assert len(calls) == 3 and calls[1] is N
+    if not lstsq.dense:  # K(Y₁), K(N), K(Y₂), K(Y₃), K(Y₄): five products for eight fits
+        assert len(calls) == 5 and calls[1] is N and sum(c is N for c in calls) == 1

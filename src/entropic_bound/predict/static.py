@@ -152,11 +152,15 @@ class StaticLeastSquares:
         return (self._pinv @ y).transpose(1, 2)
 
     def _kept(self, Y) -> torch.Tensor:
-        """K(Y) on the factored route, remembered for the last two arrays (by identity: the
+        """K(Y) on the factored route, remembered for the two arrays used last (by identity: the
         caller's array is held here, so its id cannot be reused while it is remembered; an array
-        changed in place between calls would get its old K, so callers pass fresh arrays)."""
-        for held, K in self._kept_operators:
+        changed in place between calls would get its old K, so callers pass fresh arrays). A
+        use moves an array to the end, so that a group's one noise draw, used by every task
+        between their own Y, stays remembered (a cache by insertion order dropped it every
+        other task: 2 of 9 products of d = 64's groups were made again)."""
+        for i, (held, K) in enumerate(self._kept_operators):
             if held is Y:
+                self._kept_operators.append(self._kept_operators.pop(i))
                 return K
         K = self._compute(Y, dense=False)
         self._kept_operators = [*self._kept_operators[-1:], (Y, K)]
