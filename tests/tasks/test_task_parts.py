@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from entropic_bound.core.io import write_npz
 from entropic_bound.tasks import data as task_data
-from entropic_bound.tasks import parts as task_parts
 from entropic_bound.tasks.data import chunk_bounds
 from entropic_bound.tasks.files import DATA_KEYS, PART_KEYS, load_task, task_file_arrays
 from entropic_bound.tasks.make import TaskSpec
@@ -49,8 +48,10 @@ def test_the_first_training_sequences_are_the_rows_of_the_whole_data(
     tmp_path_factory, rung, sigma, train, chunk_values
 ):
     spec = TaskSpec(rung=rung, r_star=2, seed=1, sigma=sigma, **SMALL)
-    path = _file(tmp_path_factory.mktemp("t"), spec, chunk_values)
-    (whole, meta), (part, meta_part) = load_task(path), load_task(path, train=train)
+    folder = tmp_path_factory.mktemp("t")
+    path = _file(folder, spec, chunk_values)
+    write_npz(folder / "with.npz", **task_file_arrays(spec, "always"))  # the data, stored
+    (whole, meta), (part, meta_part) = load_task(folder / "with.npz"), load_task(path, train=train)
     assert meta_part == meta
     _assert_rows(part, whole, train)
 
@@ -67,7 +68,12 @@ def test_a_part_draws_only_the_chunks_it_needs(tmp_path, monkeypatch):
     load_task(path, train=3)  # chunks of 2 sequences: 2 of X and 2 of E, then the test split
     assert sum(drawn) == 2 * 4 + 2 * 24
     drawn.clear()
-    load_task(path)  # the whole task: each X drawn twice (once to find where its E starts)
+    load_task(path)  # the whole task, from the recorded streams: each split's X and E once
+    assert sum(drawn) == 2 * 40 + 2 * 24
+    without = _file(tmp_path, spec, streams=None, chunk_sha256=None, chunk_values=None)
+    drawn.clear()
+    task_data._POSITIONS.clear()  # as in a fresh process
+    load_task(without)  # without them, X is drawn twice (once to find where its E starts)
     assert sum(drawn) == 3 * 40 + 3 * 24
 
 
@@ -82,12 +88,12 @@ def test_a_file_records_its_streams_and_chunk_digests():
 
 
 @pytest.mark.parametrize("train", [None, 40, 1000])
-def test_all_of_the_training_split_is_the_whole_load(tmp_path, train, monkeypatch):
+def test_all_of_the_training_split_is_the_whole_load(tmp_path, train):
     spec = TaskSpec(rung="L2", r_star=2, seed=0, **SMALL)
     path = _file(tmp_path, spec)
-    monkeypatch.setattr(task_parts, "generate_part", None)  # never called
     arrays, _ = load_task(path, train=train)
-    assert arrays["X_train"].shape[0] == 40
+    whole, _ = load_task(_file(tmp_path, spec, streams=None, chunk_sha256=None, chunk_values=None))
+    _assert_rows(arrays, whole, 40)
 
 
 def test_a_file_without_streams_makes_the_whole_task(tmp_path):
@@ -125,7 +131,8 @@ def test_a_broken_part_field_is_one_clear_error(tmp_path, change, says):
     with pytest.raises(ValueError, match=says) as exc:
         load_task(path, train=3)
     assert "\n" not in str(exc.value) and str(path) in str(exc.value)
-    load_task(path)  # the whole load does not read them
+    with pytest.raises(ValueError, match=says):
+        load_task(path)  # the whole load reads them too
 
 
 @pytest.mark.parametrize(

@@ -126,10 +126,11 @@ def read_task(path, names, read, *, available: int | None = None, train: int | N
     the one it must have (None: the reader bounds its size; the meta, the seeds and the digests
     are small). A file without data is checked before its teacher is read or anything is made:
     its meta and seeds must name a well-formed task, and making its data must fit in
-    ``available`` bytes (None: not checked; :func:`making_bytes`). ``train``: the caller reads
-    only the first ``train`` training sequences; a file without data that records its streams
-    (:data:`PART_KEYS`) then makes only those, checked chunk by chunk, and X_train/Y_train hold
-    just them (None: all; a file with data returns all of them)."""
+    ``available`` bytes (None: not checked; :func:`making_bytes`). A file without data that
+    records its streams (:data:`PART_KEYS`) is made from them, checked chunk by chunk, without
+    the draws that find where each split's E starts; ``train``: the caller reads only the first
+    ``train`` training sequences, and of such a file only those are made (X_train/Y_train hold
+    just them; None: all; a file with data, or without the records, returns all of them)."""
     held = [k for k in DATA_KEYS if k in names]
     # a file with data needs all of it and the teacher; one without, the teacher and the seeds
     need = (*DATA_KEYS, *TEACHER_KEYS) if held else TEACHER_KEYS
@@ -146,9 +147,10 @@ def read_task(path, names, read, *, available: int | None = None, train: int | N
         _check_memory(path, spec, available)
         shapes = teacher_shapes(spec)
         arrays = {k: read(k, shapes.get(k)) for k in rest}
-        part = None
-        if train is not None and train < spec.n_train and any(k in names for k in PART_KEYS):
-            part = (train, {k: read(k, None) for k in PART_KEYS if k in names})
+        part = None  # a file that records its streams is made from them, in full or in part
+        if any(k in names for k in PART_KEYS):
+            wanted = spec.n_train if train is None else max(1, min(train, spec.n_train))
+            part = (wanted, {k: read(k, None) for k in PART_KEYS if k in names})
         # in the order of a file that holds them: data first
         arrays = {**_made_again(path, arrays, meta, seeds, spec, part), **arrays}
     for k in DATA_KEYS:
@@ -219,7 +221,7 @@ def _made_again(
 ) -> dict[str, np.ndarray]:
     """The data of a file that holds ``seeds`` (SEED_KEYS) instead, checked against its teacher
     and digests; ``part``: (the training sequences wanted, the file's PART_KEYS members), to make
-    only those and the test split (tasks/parts.py)."""
+    them and the test split from the recorded streams (tasks/parts.py)."""
     from entropic_bound.tasks.data import generate_data
     from entropic_bound.tasks.make import draw_teacher
     from entropic_bound.tasks.parts import made_part

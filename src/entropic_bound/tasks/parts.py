@@ -80,7 +80,8 @@ def made_part(path, spec, teacher, part: tuple, stored: list[str]) -> tuple[Made
     """The first ``part[0]`` training sequences and the whole test split of the task, from its
     file's PART_KEYS members ``part[1]``, and the names of the arrays that differ from what the
     file records (chunk digests of the training split, ``stored`` whole digests of the test
-    split): (:class:`Made` with X_train/Y_train of ``part[0]`` rows, differing names)."""
+    split, and of the training split when all of it is made): (:class:`Made` with
+    X_train/Y_train of ``part[0]`` rows, differing names)."""
     train, members = part
     values, starts, digests = _checked(path, spec, members)
     try:
@@ -93,7 +94,9 @@ def made_part(path, spec, teacher, part: tuple, stored: list[str]) -> tuple[Made
         for i, k in enumerate(PART_DATA)
         if made.chunk_sha256[k] != [str(h) for h in digests[i, :done]]
     ]
-    differ += [k for k in DATA_KEYS[2:] if made.sha256[k] != stored[DATA_KEYS.index(k)]]
+    # the test split whole, and the training split's whole digests when all of it was made
+    whole = DATA_KEYS if train >= spec.n_train else DATA_KEYS[2:]
+    differ += [k for k in whole if k not in differ and made.sha256[k] != stored[DATA_KEYS.index(k)]]
     for k in PART_DATA:
         made.arrays[k] = made.arrays[k][:train]
     return made, differ
