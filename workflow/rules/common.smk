@@ -106,7 +106,7 @@ def package_code(*names):
     return files
 
 
-#: the data-only spectra of every task (rule predict): the predictions are read from them, and
+#: the data-only spectra of every task, written by predict: the predictions are read from them, and
 #: X3's ladder (floor_aware) reads P_attn's instead of making the tasks again
 PREDICT_SPECTRA = f"{RUN}/predict/spectra.parquet"
 
