@@ -5,6 +5,9 @@ in this order: tasks/make.py) and Y = M(X) X V* + σ E. Making a split in chunks
 the stream at two places at once, X's chunk and E's, so a second generator starts where E does.
 It is found by drawing X once and discarding it, and the positions are remembered per stream
 state (:data:`_POSITIONS`): the rungs that share X (tasks/make.py) find them once per process.
+The tasks stage records them in a file without data, with a digest per chunk, so that a reader
+draws from them directly, and draws only the chunks it reads (:func:`generate_part`,
+tasks/parts.py).
 The drawn X and E themselves are not kept for the next rung: at d = n = 64, B = 16384 they are
 1.1 GB of float64 and would save ~1.2 of the ~3-4 CPU-s a task costs to make
 (docs/notebook.md, 2026-12-04).
