@@ -52,6 +52,7 @@ def tiny(tmp_path_factory):
     return cfg, floor_aware_table(cfg, clip=1e-12, spectra=data_only_spectra(cfg, paths))
 
 
+@pytest.mark.extras
 def test_the_ladder_reads_the_spectra_p_attn_gives_each_task(tmp_path):
     """The ladder's spectra are predict's P_attn rows: bitwise what P_attn makes of each task
     made afresh (the route X3's ladder took before it read them), so X3 is unchanged."""
@@ -80,6 +81,7 @@ def test_the_ladder_reads_the_spectra_p_attn_gives_each_task(tmp_path):
             assert np.array_equal(at["spectrum"].iloc[0], fresh)
 
 
+@pytest.mark.extras
 def test_a_ladder_without_its_spectra_is_refused(tiny):
     cfg, _ = tiny
     with pytest.raises(ValueError, match="reads the predict stage's spectra; none were given"):

@@ -4,6 +4,7 @@ so training must leave the arrays it was given as they were read."""
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from entropic_bound.config.load import load_run_config
 from entropic_bound.tasks.stage import write_tasks
@@ -12,6 +13,7 @@ from entropic_bound.train.stage import load_tasks, train_chunk
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.extras  # the checkout's config/quick.yaml
 def test_both_kinds_train_on_the_tasks_as_read(tmp_path):
     cfg = load_run_config(REPO / "config" / "quick.yaml")
     paths = [p for p in write_tasks(cfg, "L3", tmp_path) if "_r2_" in p.name][:1]
