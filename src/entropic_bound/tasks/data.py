@@ -144,9 +144,9 @@ def one_thread():
 class Made:
     """What making a task's data gives: ``arrays`` (:data:`DATA_KEYS` -> [B, n, d] float32; those
     asked for), ``sha256`` (the hex digest of each array made whole, C order), ``chunk_sha256``
-    (per array, the digest of each chunk made: the training split's, what a part of it is checked
-    against; empty unless asked), ``clean_power`` (mean(Y_clean²) of the test split, from its float64 clean targets)
-    and ``starts`` (where each split's X and E start: :func:`input_chunks`)."""
+    (the digest of each chunk of X_train and Y_train, what a part of them is checked against;
+    empty unless asked), ``clean_power`` (mean(Y_clean²) of the test split, from its float64
+    clean targets) and ``starts`` (where each split's X and E start: :func:`input_chunks`)."""
 
     arrays: dict[str, np.ndarray]
     sha256: dict[str, str]
@@ -195,7 +195,7 @@ def generate_data(
     chunk_values: int = CHUNK_VALUES,
 ) -> Made:
     """The task's data from ``gen`` (at the start of X_train, just after the teacher's draws),
-    whole (:class:`Made`; ``arrays`` empty unless ``keep``, ``chunk_sha256`` unless
+    whole (:class:`Made`; ``arrays`` empty unless ``keep``, ``chunk_sha256`` empty unless
     ``per_chunk``). ``teacher``: tasks.make.Teacher (kernel, V, P in float64)."""
     sizes = (spec.n_train, spec.n_test)
     starts: list = []
@@ -209,10 +209,13 @@ def generate_data(
 def generate_part(spec, teacher, starts, train: int, chunk_values: int) -> Made:
     """The first ``train`` training sequences of a task (the chunks that cover them: ``arrays``
     X_train/Y_train hold whole chunks) and its whole test split, from recorded ``starts``
-    (:func:`input_chunks`): bitwise those of :func:`generate_data`, without drawing the rest."""
+    (:func:`input_chunks`): bitwise those of :func:`generate_data`, without drawing the rest.
+    The training chunks are digested one by one only for a part (``train`` below the split's
+    size); a whole split is checked by its whole digest alone, as :func:`generate_data`'s."""
     sizes = (spec.n_train, spec.n_test)
-    chunks = stored_chunks(starts, sizes, (train, spec.n_test), spec.n, spec.d, chunk_values)
     covered = next(
         hi for lo, hi in chunk_bounds(spec.n_train, spec.n * spec.d, chunk_values) if hi >= train
     )
-    return _made(spec, teacher, chunks, (covered, spec.n_test), keep=True, per_chunk=True)
+    chunks = stored_chunks(starts, sizes, (covered, spec.n_test), spec.n, spec.d, chunk_values)
+    part = train < spec.n_train
+    return _made(spec, teacher, chunks, (covered, spec.n_test), keep=True, per_chunk=part)

@@ -79,24 +79,24 @@ def _checked(path, spec, members: dict) -> tuple[int, list, np.ndarray]:
 def made_part(path, spec, teacher, part: tuple, stored: list[str]) -> tuple[Made, list[str]]:
     """The first ``part[0]`` training sequences and the whole test split of the task, from its
     file's PART_KEYS members ``part[1]``, and the names of the arrays that differ from what the
-    file records (chunk digests of the training split, ``stored`` whole digests of the test
-    split, and of the training split when all of it is made): (:class:`Made` with
-    X_train/Y_train of ``part[0]`` rows, differing names)."""
+    file records (the chunk digests of a part of the training split, the ``stored`` whole digests
+    of the test split and of a whole training split): (:class:`Made` with X_train/Y_train of
+    ``part[0]`` rows, differing names)."""
     train, members = part
     values, starts, digests = _checked(path, spec, members)
     try:
         made = generate_part(spec, teacher, starts, train, values)
     except RuntimeError:  # torch refuses a state that is no generator's
         raise _corrupt(path, "streams field holds a state no generator can take") from None
+    # a part of the training split by its chunks' digests; a whole split by its whole digest
     done = len(made.chunk_sha256[PART_DATA[0]])
     differ = [
         k
         for i, k in enumerate(PART_DATA)
         if made.chunk_sha256[k] != [str(h) for h in digests[i, :done]]
     ]
-    # the test split whole, and the training split's whole digests when all of it was made
     whole = DATA_KEYS if train >= spec.n_train else DATA_KEYS[2:]
-    differ += [k for k in whole if k not in differ and made.sha256[k] != stored[DATA_KEYS.index(k)]]
+    differ += [k for k in whole if made.sha256[k] != stored[DATA_KEYS.index(k)]]
     for k in PART_DATA:
         made.arrays[k] = made.arrays[k][:train]
     return made, differ

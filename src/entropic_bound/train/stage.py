@@ -20,10 +20,10 @@ def train_chunk(
     """Train one job's students: the rung's own class over its ranks (``kind="sweep"``: every
     rank 1…k, or the ranks a search picks when ``train.ranks: search``), or the static L0 and
     L1 students at full rank n (``kind="static"``), on ``tasks`` (:func:`load_tasks`).
-    ``progress``: see engine.train_students. ``bounds``: (the bounds table of the rung, the ε_task factor): the sweep then retires
-    students and searches knees at each task's ε_task = min(train.epsilon, factor·R*_c(r* − 1))
-    (docs/method.md §5b); None: ``train.epsilon`` for every task. The static students always
-    use ``train.epsilon``."""
+    ``progress``: see engine.train_students. ``bounds``: (the bounds table of the rung, the
+    ε_task factor): the sweep then retires students and searches knees at each task's
+    ε_task = min(train.epsilon, factor·R*_c(r* − 1)) (docs/method.md §5b); None:
+    ``train.epsilon`` for every task. The static students always use ``train.epsilon``."""
     import sys
 
     from entropic_bound.config.load import class_optim
