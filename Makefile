@@ -8,6 +8,9 @@ SMK     := $(BIN)/snakemake
 .PHONY: venv reproduce verify quick test test-install bench bench-gpu test-cluster
 
 LOCK    := requirements/lock.txt
+# the run's config: `make reproduce CONFIG=config/quick.yaml` (its run_name names results/<run_name>/)
+CONFIG  ?= config/config.yaml
+RUN_DIR  = results/$(shell sed -n 's/^run_name: *\([^ #]*\).*/\1/p' $(CONFIG))
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,9 +21,9 @@ $(STAMP): pyproject.toml $(LOCK)
 
 venv: $(STAMP)  ## create .venv and install the project at the lock's exact versions (idempotent)
 
-reproduce: $(STAMP)  ## paper scale, every figure, table and claim verdict
-	$(SMK) reproduce-all --cores all
-	$(SMK) reproduce-all --cores all --report results/paper/report.html
+reproduce: $(STAMP)  ## paper scale (or CONFIG=...), every figure, table and claim verdict, and the report
+	$(SMK) reproduce-all --cores all --configfile $(CONFIG)
+	$(SMK) reproduce-all --cores all --configfile $(CONFIG) --report $(RUN_DIR)/report.html
 
 verify: $(STAMP)  ## results/paper against the shipped reference, within measured tolerances (docs/reproducibility.md)
 	$(BIN)/entropic-bound verify results/paper

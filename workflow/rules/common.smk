@@ -442,7 +442,9 @@ def figure_outputs(rule):
 def figure_report(spec):
     """report() arguments of a figure, from its FigureSpec."""
     return dict(
-        caption=repo_path(spec.caption),
+        # Snakemake reads a caption relative to the rule file (workflow/rules/), not the working
+        # directory: the same form as the tables' captions (REPORT above), from any directory
+        caption=os.path.relpath(EB_ROOT / spec.caption, EB_ROOT / "workflow" / "rules"),
         category=spec.category,
         subcategory=spec.subcategory,
         labels={"item": spec.fid, "claims": spec.claims, "stage": spec.stage},
