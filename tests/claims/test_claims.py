@@ -133,13 +133,13 @@ def test_absent_rung_is_named(thresholds):
 def test_evaluate_claims_and_markdown(good, thresholds, tmp_path):
     table = evaluate_claims(good, thresholds)
     assert list(table.columns) == COLUMNS
-    assert list(table["claim"]) == IDS + IDS  # v1's C1..C9, then v2's
-    assert list(table["registration"]) == ["v1"] * 9 + ["v2"] * 9
+    assert list(table["claim"]) == IDS + IDS + IDS  # v1's C1..C9, then v2's, then v3's
+    assert list(table["registration"]) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9
     md = claims_markdown(table, {"run_name": "fab", "config_hash": "abc", "git_commit": "x"})
     for cid in IDS:
         assert f"### v1 {cid}: reproduced" in md
     assert "9 reproduced, 0 not reproduced" in md
-    assert "| claim | v1 | v2 |" in md  # the two registrations side by side
+    assert "| claim | v1 | v2 | v3 |" in md  # the registrations side by side
     assert claims_text(table).splitlines()[0].startswith("reg")
 
 

@@ -84,3 +84,27 @@ def claim_c1_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c1_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c1_v3(v3: dict) -> str:
+    return f"L0: R̂*_L0(r) ≥ {fmt(v3['deficiency_factor'])}·tail(r) for every (task, r < r*)"
+
+
+@claim("C1", STATEMENT, ("bounds",), _t_c1_v3, registration="v3")
+def claim_c1_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """The best-known rank-r L0 model (the exact tail, and every trained student) keeps at least
+    half the Eckart–Young tail, on every registered (task, r < r*) cell (docs/method.md §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    name = "C1 deficiency magnitude (L0)"
+    bad = theory_v3.needs_run(run, name)
+    if bad is not None:
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, ["L0"])
+    return [checks_v3.deficiency_v3(tables["bounds"], tasks, "L0", v3, run, name)]
+
+
+CLAIM_V3 = claim_c1_v3

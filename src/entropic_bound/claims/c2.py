@@ -49,3 +49,28 @@ def claim_c2_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c2_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c2_v3(v3: dict) -> str:
+    return "L0: best-of (seeds × restarts) R(r*) ≤ ε_task (audited) on every task"
+
+
+@claim("C2", STATEMENT, ("train_metrics", "bounds"), _t_c2_v3, registration="v3")
+def claim_c2_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """Achievability on L0, a universal check over the registered tasks (docs/method.md §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    name = "C2 achievability (L0)"
+    bad = theory_v3.protocol_refusal(run, v3, name)
+    if bad is not None:
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, ["L0"])
+    return [
+        checks_v3.achievability_v3(tables["train_metrics"], tables["bounds"], tasks, "L0", v3, name)
+    ]
+
+
+CLAIM_V3 = claim_c2_v3

@@ -52,3 +52,30 @@ def claim_c3_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c3_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c3_v3(v3: dict) -> str:
+    return (
+        f"L0 full-rank students: {v3['estimator']} of the learned kernel = r* on "
+        f"≥ {v3['C3']['min_exact_rate']:.0%} of tasks (every seed)"
+    )
+
+
+@claim("C3", STATEMENT, ("train_metrics",), _t_c3_v3, registration="v3")
+def claim_c3_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """Recovery on L0, counted in tasks (docs/method.md §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    name = "C3 recovery (L0)"
+    bad = theory_v3.needs_run(run, name)
+    if bad is not None:
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, ["L0"])
+    need = v3["C3"]["min_exact_rate"]
+    return [checks_v3.recovery_v3(tables["train_metrics"], tasks, "L0", v3, run, need, name)]
+
+
+CLAIM_V3 = claim_c3_v3

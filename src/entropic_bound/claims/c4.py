@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from entropic_bound.analysis import (
     exact_summary,
     predictions_of,
@@ -110,3 +112,70 @@ def claim_c4_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c4_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c4_v3(v3: dict) -> str:
+    c = v3["C4"]
+    return (
+        f"P_static on L0 = r* on every task at σ = 0, and on ≥ {c['min_exact_rate_noisy']:.0%} "
+        f"of tasks at σ = {fmt(c['noisy_sigma'])} with B ≥ {v3['budget_factor']}·n·d"
+    )
+
+
+@claim("C4", STATEMENT, ("data_only_predictions",), _t_c4_v3, registration="v3")
+def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """P_static (v3 estimator) on the registered L0 tasks: universal at σ = 0; a rate on the
+    noisy copies, judged only at the data budget (docs/method.md §5b, §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    c, est = v3["C4"], v3["estimator"]
+    names = ("C4 clean (L0, σ = 0)", "C4 noisy copies")
+    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    if bad is not None:
+        bad.name = bad.name or names[0]
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, ["L0"])
+    preds = tables["data_only_predictions"]
+    clean = checks_v3.predicted_exact(preds, est, "P_static", 0.0, tasks)
+    n = len(clean)
+    checks = [
+        theory_v3.universal_check(
+            names[0],
+            clean,
+            "σ = 0: P_static = r*",
+            (
+                "exact rate at σ = 0",
+                float(theory_v3.adverse(clean).mean()) if n else np.nan,
+                ">=",
+                1.0,
+                n,
+            ),
+        )
+    ]
+    noisy = checks_v3.predicted_exact(preds, est, "P_static", c["noisy_sigma"], tasks)
+    check = theory_v3.rate_check(
+        names[1],
+        noisy,
+        c["min_exact_rate_noisy"],
+        v3,
+        f"σ = {fmt(c['noisy_sigma'])}: P_static = r*",
+        f"exact rate at σ = {fmt(c['noisy_sigma'])}",
+        missing=int(noisy.isna().sum()),
+    )
+    t = run["task"]
+    budget = v3["budget_factor"] * t["n"] * t["d"]
+    if t["n_train"] < budget:
+        check = Check(
+            None,
+            f"σ = {fmt(c['noisy_sigma'])}: not judged: B = {t['n_train']} < "
+            f"{v3['budget_factor']}·n·d = {budget} (insufficient data; {check.measured})",
+            INSUFFICIENT,
+            name=names[1],
+        )
+    return checks + [check]
+
+
+CLAIM_V3 = claim_c4_v3

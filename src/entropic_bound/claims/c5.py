@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+import pandas as pd
+
 from entropic_bound.analysis import (
     predictions_of,
     risk_curves,
@@ -112,3 +115,56 @@ def claim_c5_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c5_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c5_v3(v3: dict) -> str:
+    c = v3["C5"]
+    return (
+        f"on {', '.join(c['rungs'])}: P_static ≠ r* on ≥ {c['min_mismatch_rate']:.0%} of tasks, "
+        f"static-student R ≥ {fmt(c['min_static_student_risk'])} on every task"
+    )
+
+
+@claim("C5", STATEMENT, ("data_only_predictions", "train_metrics"), _t_c5_v3, registration="v3")
+def claim_c5_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """The naive transfer fails on the registered attention tasks: a NaN estimate is not a
+    mismatch, a NaN or absent static student fails (docs/method.md §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    c, est = v3["C5"], v3["estimator"]
+    names = ("C5 P_static misses r* (L3, L4)", "C5 static students stay high (L3, L4)")
+    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    if bad is not None:
+        bad.name = bad.name or names[0]
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, c["rungs"])
+    exact = checks_v3.predicted_exact(tables["data_only_predictions"], est, "P_static", 0.0, tasks)
+    # a NaN estimate is not a mismatch: the mismatch is NaN there, which counts against the claim
+    hit = exact.astype("boolean")
+    mismatch = (~hit).astype("object").where(hit.notna(), np.nan)
+    miss = theory_v3.rate_check(
+        names[0],
+        mismatch,
+        c["min_mismatch_rate"],
+        v3,
+        "P_static ≠ r*",
+        "P_static mismatch rate",
+        missing=int(exact.isna().sum()),
+    )
+    st = static_student_risk(risk_curves(tables["train_metrics"])).set_index("task_id")
+    R = tasks["task_id"].map(st["static_student_R"])
+    floor = c["min_static_student_risk"]
+    ok = pd.Series(np.where(R.isna(), np.nan, R >= floor), index=tasks["task_id"].to_numpy())
+    high = theory_v3.universal_check(
+        names[1],
+        ok.astype("object"),
+        f"static-student R ≥ {fmt(floor)} (min {fmt(R.min())})",
+        ("min static-student R", float(R.min()), ">=", floor, len(R)),
+    )
+    return [miss, high]
+
+
+CLAIM_V3 = claim_c5_v3

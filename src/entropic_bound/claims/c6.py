@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+import pandas as pd
+
 from entropic_bound.analysis import (
     intrinsic_ranks,
     risk_curves,
@@ -199,3 +202,123 @@ def _trend_v2(t, c: dict, v2: dict) -> list[Check]:
 
 
 CLAIM_V2 = claim_c6_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c6_v3(v3: dict) -> str:
+    return _t_c6_v2(v3).replace("r_emp(ε_task)", "r_emp(best of seeds × restarts, audited ε_task)")
+
+
+@claim(
+    "C6",
+    STATEMENT,
+    ("data_only_predictions", "train_metrics", "bounds"),
+    _t_c6_v3,
+    registration="v3",
+)
+def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """The ladder over the registered tasks: a static-rung task matches only if P_static = r_emp
+    = r* (NaN or absent: a miss); an attention-rung task with a NaN or absent P_static counts as
+    a match (against the claim); a ladder rung with a NaN mean fails the trend (§5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    c, est = v3["C6"], v3["estimator"]
+    names = ("C6 static rungs match", "C6 attention rungs miss", "C6 share falls", "C6 risk rises")
+    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    if bad is not None:
+        bad.name = bad.name or names[0]
+        return [bad]
+    preds, metrics, bounds = (
+        tables[k] for k in ("data_only_predictions", "train_metrics", "bounds")
+    )
+    s = theory_v3.registered_tasks(run, c["static_rungs"])
+    a = theory_v3.registered_tasks(run, c["attention_rungs"])
+    if not theory_v3.has_best_bounds(bounds):
+        r_emp = pd.Series(dtype=float)
+    else:
+        r_emp = checks_v3.r_emp_v3(metrics, bounds, s, v3)
+    p_s = checks_v3.predicted_exact(preds, est, "P_static", 0.0, s)
+    knee = s["task_id"].map(r_emp)
+    both = np.where(
+        p_s.isna().to_numpy() | knee.isna().to_numpy(),
+        np.nan,
+        (p_s == True).to_numpy() & (knee == s["r_star"]).to_numpy(),  # noqa: E712
+    )
+    checks = [
+        theory_v3.rate_check(
+            names[0],
+            pd.Series(both, index=s["task_id"].to_numpy(), dtype="object"),
+            c["min_match_rate_static_rungs"],
+            v3,
+            f"P_static = r_emp = r* on {', '.join(c['static_rungs'])}",
+            "static-rung match rate",
+            missing=int(np.isnan(both.astype(float)).sum()),
+        ),
+        theory_v3.rate_check(
+            names[1],
+            checks_v3.predicted_exact(preds, est, "P_static", 0.0, a),
+            c["max_match_rate_attention_rungs"],
+            v3,
+            f"P_static = r* on {', '.join(c['attention_rungs'])}",
+            "attention-rung match rate",
+            at_most=True,
+        ),
+    ]
+    t = intrinsic_ranks(preds, est, metrics, v3["epsilon"])
+    return checks + _trend_v3(t, run, c, v3, names[2:])
+
+
+def _trend_v3(t, run: dict, c: dict, v3: dict, names) -> list[Check]:
+    """Spearman trends over the registered ladder rungs (L2, Lλ…, L4): per rung the mean
+    static-fit share and static-student R over its registered tasks; a rung with a missing or
+    NaN value makes both trends fail, naming it."""
+    from entropic_bound.claims import theory_v3
+    from entropic_bound.core.rungs import ladder_lambda
+
+    tasks = theory_v3.registered_tasks(
+        run, [r for r in _rungs(run) if ladder_lambda(r) is not None]
+    )
+    got = t.set_index("task_id")[["static_fit_share", "static_student_R"]]
+    vals = got.reindex(tasks["task_id"]).assign(lam=tasks["rung"].map(ladder_lambda).to_numpy())
+    per = vals.groupby("lam").agg(
+        share=("static_fit_share", lambda x: x.mean() if x.notna().all() else np.nan),
+        risk=("static_student_R", lambda x: x.mean() if x.notna().all() else np.nan),
+    )
+    where = f"{len(per)} ladder rungs"
+    if len(per) < v3["min_ladder_rungs"]:
+        text = f"{where}; a Spearman trend needs ≥ {v3['min_ladder_rungs']} (insufficient data)"
+        return [Check(None, text, INSUFFICIENT, name=n) for n in names]
+    nan = per[per.isna().any(axis=1)]
+    if len(nan):
+        text = f"{where}; missing or NaN values on λ = {', '.join(fmt(x) for x in nan.index)}"
+        return [Check(False, text + " (counted as a failure)", name=n) for n in names]
+    lam = pd.Series(per.index, dtype=float)
+    rho_s = spearman(lam, per["share"].reset_index(drop=True))
+    rho_r = spearman(lam, per["risk"].reset_index(drop=True))
+    n = len(per)
+    return [
+        Check(
+            bool(rho_s <= c["max_spearman_share"]),
+            f"{where}; Spearman(λ, share) = {fmt(rho_s)}",
+            headline=("Spearman(λ, static-fit share)", rho_s, "<=", c["max_spearman_share"], n),
+            name=names[0],
+        ),
+        Check(
+            bool(rho_r >= c["min_spearman_risk"]),
+            f"Spearman(λ, static R) = {fmt(rho_r)}",
+            headline=("Spearman(λ, static-student R)", rho_r, ">=", c["min_spearman_risk"], n),
+            name=names[1],
+        ),
+    ]
+
+
+def _rungs(run: dict) -> list[str]:
+    """Every rung of the run's task grid, in order."""
+    from entropic_bound.tasks.grid import task_specs
+
+    return list(dict.fromkeys(s.rung for s in task_specs(run)))
+
+
+CLAIM_V3 = claim_c6_v3

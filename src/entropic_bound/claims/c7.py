@@ -126,3 +126,63 @@ def claim_c7_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
 
 
 CLAIM_V2 = claim_c7_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c7_v3(v3: dict) -> str:
+    c = v3["C7"]
+    return (
+        f"on each of {', '.join(c['rungs'])}: R̂*_c(r) ≥ {fmt(v3['deficiency_factor'])}·tail(r) "
+        f"for every r < r*; best-of R(r*) ≤ ε_task (audited) on every task; "
+        f"{pretty_estimator(v3['estimator'])}(learned) = r* on ≥ "
+        f"{c['min_exact_rate_recovery']:.0%}; r_emp = r* on ≥ {c['min_knee_rate']:.0%} of tasks"
+    )
+
+
+@claim("C7", STATEMENT, ("train_metrics", "bounds"), _t_c7_v3, registration="v3")
+def claim_c7_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """L3 and L4 with the QK kernel: deficiency as a magnitude against the Eckart–Young tail,
+    achievability and the knee from the best of seeds × restarts at the audited ε_task, recovery
+    counted in tasks; each rung on its registered tasks (docs/method.md §5c)."""
+    from entropic_bound.claims import checks_v3, theory_v3
+
+    c = v3["C7"]
+    metrics, bounds = tables["train_metrics"], tables["bounds"]
+    bad = theory_v3.needs_run(run, "C7 deficiency magnitude")
+    if bad is not None:
+        return [bad]
+    tasks = theory_v3.registered_tasks(run, c["rungs"])
+    protocol = {
+        r: theory_v3.protocol_refusal(run, v3, f"C7 achievability ({r})") for r in c["rungs"]
+    }
+    checks = []
+    for rung in c["rungs"]:
+        checks.append(
+            checks_v3.deficiency_v3(
+                bounds, tasks, rung, v3, run, f"C7 deficiency magnitude ({rung})"
+            )
+        )
+        if protocol[rung] is not None:
+            checks.append(protocol[rung])
+        else:
+            checks.append(
+                checks_v3.achievability_v3(
+                    metrics, bounds, tasks, rung, v3, f"C7 achievability ({rung})"
+                )
+            )
+            checks.append(
+                checks_v3.knee_v3(
+                    metrics, bounds, tasks, rung, v3, c["min_knee_rate"], f"C7 knee ({rung})"
+                )
+            )
+        checks.append(
+            checks_v3.recovery_v3(
+                metrics, tasks, rung, v3, run, c["min_exact_rate_recovery"], f"C7 recovery ({rung})"
+            )
+        )
+    return checks
+
+
+CLAIM_V3 = claim_c7_v3

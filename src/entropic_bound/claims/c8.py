@@ -18,7 +18,7 @@ from entropic_bound.analysis import (
     spectra_matrix,
 )
 from entropic_bound.claims import theory
-from entropic_bound.claims.verdict import INSUFFICIENT, Check, claim, fmt
+from entropic_bound.claims.verdict import ILL_POSED, INSUFFICIENT, Check, claim, fmt
 from entropic_bound.core.estimators import energy_tau, estimate
 from entropic_bound.core.rungs import is_softmax
 
@@ -163,3 +163,93 @@ def _ranking(errors: dict, c: dict, v2: dict, grid, where: str) -> Check:
 
 
 CLAIM_V2 = claim_c8_v2
+
+
+# ---------------------------------------------------------------- registration v3
+
+
+def _t_c8_v3(v3: dict) -> str:
+    c = v3["C8"]
+    return (
+        f"data-only P_attn, σ = 0, n > d, {c['class']} matched with {c['control']}: "
+        f"{pretty_estimator(c['estimator'])} (admitted on both sides) has a smaller {c['class']} "
+        f"mean |err| and a smaller robustness (mean |err| {c['class']} − {c['control']}) than "
+        f"each of {', '.join(c['competitors'])} (a tie is not a win)"
+    )
+
+
+@claim("C8", STATEMENT, ("frontier",), _t_c8_v3, registration="v3")
+def claim_c8_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
+    """The energy rank against every competitor where softmax distorts and nothing else does:
+    each L4 cell beside its matched L3 cell (docs/method.md §5c). A NaN estimate counts against
+    the claim: an infinite error for r_E, none for a competitor."""
+    from entropic_bound.claims import theory_v3
+
+    c = v3["C8"]
+    names = ("C8 r_E most accurate on L4", "C8 r_E most robust (L4 − L3)")
+    if run is None:
+        return [
+            Check(None, "the run's config is needed for the estimator's admission", name=names[0])
+        ]
+    est, f = c["estimator"], tables["frontier"]
+    cells = dict(predictor="P_attn", sigma=lambda s: s == 0, n=lambda n: n > f.loc[n.index, "d"])
+    key = ["value_map", "n", "r_star", "seed"]
+    errs = {}
+    for e in [est, *c["competitors"]]:
+        l4 = theory_v3.frontier_rows(f, e, **{"class": c["class"]}, **cells)
+        l3 = theory_v3.frontier_rows(f, e, **{"class": c["control"]}, **cells)
+        errs[e] = l4.merge(l3[key + ["err", "hit"]], on=key, how="left", suffixes=("", "_ctl"))
+    matched = errs[est]
+    units = theory_v3.units_of(matched).nunique() if len(matched) else 0
+    absent = [e for e, m in errs.items() if m.empty]
+    if absent:
+        text = f"no {c['class']} P_attn rows at σ = 0, n > d for: {', '.join(absent)}"
+        return [Check(None, text, name=n) for n in names]
+    fr = run["frontier"]
+    ill = theory.admission(est, fr["r_star"], fr["kappa"], v3["estimator_margin"], "frontier")
+    ctl = theory_v3.adverse(matched["hit_ctl"])
+    if ill is None and not ctl.all():
+        ill = Check(
+            None,
+            f"{est} not admitted on the floor side: inexact on {int((~ctl).sum())}/{len(ctl)} "
+            f"matched {c['control']} cells, where P_attn is exact in theory",
+            ILL_POSED,
+        )
+    if ill is not None:
+        return [Check(None, ill.measured, ILL_POSED, name=n) for n in names]
+
+    def mean_err(e: str, col: str) -> float:
+        x = errs[e][col]
+        return float(x.fillna(np.inf if e == est else 0.0).mean())
+
+    l4 = {e: mean_err(e, "err") for e in errs}
+    rob = {e: l4[e] - mean_err(e, "err_ctl") for e in errs}
+    rates = {e: float(theory_v3.adverse(m["hit"]).mean()) for e, m in errs.items()}
+    text = (
+        f"{units} teachers, {len(matched)} matched cells; {c['class']} mean |err| / robustness / "
+        "exact: "
+        + ", ".join(
+            f"{pretty_estimator(e)} {fmt(l4[e])}/{fmt(rob[e])}/{rates[e]:.2f}" for e in errs
+        )
+    )
+    tie = c["tie_tolerance"]
+    checks = []
+    for name, score, what in ((names[0], l4, "mean |err|"), (names[1], rob, "robustness")):
+        rival = min(c["competitors"], key=score.get)
+        margin = score[rival] - score[est]
+        head = (f"{what}: best competitor − {pretty_estimator(est)}", margin, ">=", tie, units)
+        if units < v3["min_tasks"]:
+            checks.append(Check(None, f"{text} (insufficient data)", INSUFFICIENT, head, name))
+        elif max(l4.values()) <= tie and max(abs(v) for v in rob.values()) <= tie:
+            checks.append(Check(None, f"{text}; no distortion to rank", INSUFFICIENT, head, name))
+        else:
+            ok = margin > tie
+            line = f"{what}: {pretty_estimator(est)} {fmt(score[est])} vs best competitor "
+            line += f"{pretty_estimator(rival)} {fmt(score[rival])}"
+            checks.append(
+                Check(bool(ok), f"{line} ({text})" if not checks else line, None, head, name)
+            )
+    return checks
+
+
+CLAIM_V3 = claim_c8_v3

@@ -21,8 +21,10 @@ _MODULES = (c1, c2, c3, c4, c5, c6, c7, c8, c9)
 CLAIMS: dict[str, Claim] = {m.CLAIM.cid: m.CLAIM for m in _MODULES}
 #: claim id -> :class:`Claim` of registration v2 (docs/method.md §5b)
 CLAIMS_V2: dict[str, Claim] = {m.CLAIM_V2.cid: m.CLAIM_V2 for m in _MODULES}
+#: claim id -> :class:`Claim` of registration v3 (docs/method.md §5c), the current one
+CLAIMS_V3: dict[str, Claim] = {m.CLAIM_V3.cid: m.CLAIM_V3 for m in _MODULES}
 #: registration -> its claims
-REGISTRY = {"v1": CLAIMS, "v2": CLAIMS_V2}
+REGISTRY = {"v1": CLAIMS, "v2": CLAIMS_V2, "v3": CLAIMS_V3}
 #: the abstract's sentence each claim tests
 STATEMENTS = {cid: c.statement for cid, c in CLAIMS.items()}
 #: the tables each claim reads; an absent one makes the verdict "missing input"
@@ -39,11 +41,12 @@ def load_tables(tables_dir, names=tuple(TABLE_FILES)) -> dict[str, pd.DataFrame 
 
 
 def evaluate_claims(tables: Mapping, claims: dict, run: dict | None = None) -> pd.DataFrame:
-    """T1: one row per registration × claim, v1's C1..C9 then v2's (columns: COLUMNS).
+    """T1: one row per registration × claim, v1's C1..C9, then v2's, then v3's (columns:
+    COLUMNS).
 
     Everything a verdict depends on comes from ``claims`` (config/claims.yaml: v1 at its top
-    level, v2 in its ``v2`` section) and, for v2, the run's config ``run`` (the grid on which
-    its estimators must be exact, the data budget); without ``run`` those v2 checks say
-    "missing input"."""
+    level, v2 and v3 in their sections) and, for v2 and v3, the run's config ``run`` (the grid
+    on which its estimators must be exact, the data budget, the tasks it registers); without
+    ``run`` those checks say "missing input"."""
     rows = [c(tables, claims, run) for reg in REGISTRY.values() for c in reg.values()]
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -23,24 +23,35 @@ def _counts(table: pd.DataFrame) -> str:
 
 
 def side_by_side(table: pd.DataFrame) -> list[str]:
-    """Markdown lines: claim | v1 | v2 (and v2's headline number)."""
-    v1 = table[table["registration"] == "v1"].set_index("claim")
-    v2 = table[table["registration"] == "v2"].set_index("claim")
-    lines = ["| claim | v1 | v2 | v2 headline (value / threshold, n) |", "|---|---|---|---|"]
-    for cid in v1.index.union(v2.index, sort=False):
-        a = v1["verdict"].get(cid, "")
-        b = v2["verdict"].get(cid, "")
+    """Markdown lines: claim | v1 | v2 | v3 | the current registration's headline number."""
+    regs = [r for r in ("v1", "v2", "v3") if (table["registration"] == r).any()]
+    by = {r: table[table["registration"] == r].set_index("claim") for r in regs}
+    last = regs[-1]
+    lines = [
+        "| claim | " + " | ".join(regs) + f" | {last} headline (value / threshold, n) |",
+        "|---|" + "---|" * (len(regs) + 1),
+    ]
+    claims = list(dict.fromkeys(c for r in regs for c in by[r].index))
+    for cid in claims:
+        verdicts = [f"**{by[r]['verdict'].get(cid, '')}**" for r in regs]
         head = ""
-        if cid in v2.index and isinstance(v2.at[cid, "headline"], str):
-            r = v2.loc[cid]
-            head = f"{r['headline']}: {r['headline_value']:.3g} / {r['headline_threshold']:.3g}, n = {r['headline_n']:.0f}"
-        lines.append(f"| {cid} | **{a}** | **{b}** | {head} |")
+        cur = by[last]
+        if cid in cur.index and isinstance(cur.at[cid, "headline"], str):
+            r = cur.loc[cid]
+            head = (
+                f"{r['headline']}: {r['headline_value']:.3g} / {r['headline_threshold']:.3g}, "
+                f"n = {r['headline_n']:.0f}"
+            )
+        lines.append(f"| {cid} | " + " | ".join(verdicts) + f" | {head} |")
     return lines
 
 
-def claims_markdown(table: pd.DataFrame, provenance: dict | None = None) -> str:
-    """A readable claims.md: both registrations side by side, then v1's table and sections,
-    then v2's (docs/method.md §5, §5b)."""
+def claims_markdown(
+    table: pd.DataFrame, provenance: dict | None = None, controls: pd.DataFrame | None = None
+) -> str:
+    """A readable claims.md: the registrations side by side, then each registration's table and
+    sections (docs/method.md §5, §5b, §5c), then the controls table (every check on a planted
+    true and a planted false input, §5c) when given."""
     lines = ["# Claims of arXiv 2607.23050: verdicts", ""]
     if provenance:
         lines += [
@@ -48,14 +59,27 @@ def claims_markdown(table: pd.DataFrame, provenance: dict | None = None) -> str:
             f"commit `{provenance.get('git_commit')}`. Thresholds: `config/claims.yaml`.",
             "",
         ]
-    lines += ["## Registrations v1 and v2 side by side", "", *side_by_side(table), ""]
+    lines += [
+        "## The registrations side by side (v3 is the current one)",
+        "",
+        *side_by_side(table),
+        "",
+    ]
     for reg, part in table.groupby("registration", sort=False):
         lines += _registration(reg, part)
+    if controls is not None:
+        from entropic_bound.claims.controls import controls_markdown
+
+        lines += controls_markdown(controls)
     return "\n".join(lines)
 
 
 def _registration(reg: str, table: pd.DataFrame) -> list[str]:
-    title = {"v1": "v1 (the original tests)", "v2": "v2 (tests against each class's own bound)"}
+    title = {
+        "v1": "v1 (the original tests)",
+        "v2": "v2 (tests against each class's own bound)",
+        "v3": "v3 (every check able to fail, best-known bounds; the current registration)",
+    }
     lines = [
         f"## Registration {title.get(reg, reg)}",
         "",

@@ -21,8 +21,8 @@ REPRODUCED, NOT_REPRODUCED, MISSING = "reproduced", "not reproduced", "missing i
 #: over too few rungs) decides nothing; a parametric estimator that cannot be exact on the grid's
 #: true spectra is not used (docs/method.md §5b)
 INSUFFICIENT, ILL_POSED = "insufficient data", "ill-posed on this grid"
-#: the registrations computed in every run (v1 never edited; docs/method.md §5, §5b)
-REGISTRATIONS = ("v1", "v2")
+#: the registrations computed in every run (none ever edited; docs/method.md §5, §5b, §5c)
+REGISTRATIONS = ("v1", "v2", "v3")
 #: claims.csv: one row per registration × claim; the headline is the claim's own number
 #: (quantity, value, the threshold it is held to, and its denominator)
 COLUMNS = [
@@ -55,12 +55,16 @@ class Check:
     """One conjunct of a claim: passed is True, False, or None (no data to decide); ``status``
     says why a None is not plain missing input (INSUFFICIENT or ILL_POSED); ``headline`` is
     (quantity, value, sense, threshold, denominator) when this check carries the claim's number
-    (sense ">=" or "<=": how the value is held to the threshold)."""
+    (sense ">=" or "<=": how the value is held to the threshold). Registration v3 names each
+    check (``name``: its row in the controls table) and marks a ``validation`` (a property the
+    mathematics guarantees: reported, never counted toward the verdict; docs/method.md §5c)."""
 
     passed: bool | None
     measured: str
     status: str | None = None
     headline: tuple | None = None
+    name: str | None = None
+    validation: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,17 +83,32 @@ class Claim:
     registration: str = "v1"
 
     def __call__(self, tables: Mapping, claims: dict, run: dict | None = None) -> dict:
-        """The verdict row. v1 reads the top level of config/claims.yaml; v2 its ``v2``
-        section and the run's config ``run`` (the grid its estimators must be exact on)."""
-        v2 = self.registration == "v2"
-        settings = claims["v2"] if v2 else claims
-        threshold = self.threshold(settings)
+        """The verdict row. v1 reads the top level of config/claims.yaml; v2 and v3 their
+        section and the run's config ``run`` (the grid its estimators must be exact on, the
+        tasks it registers)."""
+        return _row(self, self.evaluate(tables, claims, run), self.threshold(self.settings(claims)))
+
+    def settings(self, claims: dict) -> dict:
+        """This registration's thresholds: v1 the top level of config/claims.yaml, v2 and v3
+        their sections."""
+        return claims if self.registration == "v1" else claims[self.registration]
+
+    def evaluate(self, tables: Mapping, claims: dict, run: dict | None = None) -> list[Check]:
+        """The claim's checks (an absent table: one check saying so, missing input). Under v3
+        an error inside a claim's checks is that claim's missing input, with the reason, never
+        the loss of the other claims (docs/method.md §5c, "Isolation")."""
+        settings = self.settings(claims)
         absent = [t for t in self.needs if tables.get(t) is None]
         if absent:
-            text = "absent: " + ", ".join(TABLE_FILES[t] for t in absent)
-            return _row(self, [Check(None, text)], threshold)
-        checks = self.checks(tables, settings, run) if v2 else self.checks(tables, settings)
-        return _row(self, checks, threshold)
+            return [Check(None, "absent: " + ", ".join(TABLE_FILES[t] for t in absent))]
+        if self.registration == "v1":
+            return self.checks(tables, settings)
+        if self.registration == "v2":
+            return self.checks(tables, settings, run)
+        try:
+            return self.checks(tables, settings, run)
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            return [Check(None, f"missing input: {type(exc).__name__}: {exc}")]
 
 
 def claim(
@@ -99,8 +118,8 @@ def claim(
     threshold: Callable[[dict], str],
     registration: str = "v1",
 ):
-    """Decorate ``fn(tables, claims) -> list[Check]`` (v2: ``fn(tables, v2, run)``) into the
-    :class:`Claim` ``cid`` of ``registration``."""
+    """Decorate ``fn(tables, claims) -> list[Check]`` (v2, v3: ``fn(tables, section, run)``)
+    into the :class:`Claim` ``cid`` of ``registration``."""
 
     def make(fn: Callable[..., list[Check]]) -> Claim:
         return Claim(cid, statement, tuple(needs), threshold, fn, registration)
@@ -124,7 +143,11 @@ def rate(summary: dict) -> str:
 
 def verdict_of(checks: list[Check]) -> str:
     """Any failed check: not reproduced; else an ill-posed one, else one with too few cases,
-    else one without data (in that order); else reproduced."""
+    else one without data (in that order); else reproduced. Validations do not count."""
+    counted = [c for c in checks if not c.validation]
+    if checks and not counted:  # only validations: nothing decides
+        return MISSING
+    checks = counted
     if any(c.passed is False for c in checks):
         return NOT_REPRODUCED
     undecided = [c for c in checks if c.passed is None]
@@ -134,16 +157,21 @@ def verdict_of(checks: list[Check]) -> str:
     return MISSING if undecided else REPRODUCED
 
 
+def _text(check: Check) -> str:
+    return f"[validation] {check.measured}" if check.validation else check.measured
+
+
 def _row(claim: Claim, checks: list[Check], threshold: str) -> dict:
-    heads = [c.headline for c in checks if c.headline is not None]
+    counted = [c for c in checks if not c.validation]
+    heads = [c.headline for c in counted if c.headline is not None]
     # the claim's number: its first failing check's, else its first check's that has one
-    failing = [c.headline for c in checks if c.headline is not None and c.passed is False]
+    failing = [c.headline for c in counted if c.headline is not None and c.passed is False]
     head = (failing or heads or [(None, np.nan, None, np.nan, np.nan)])[0]
     return {
         "registration": claim.registration,
         "claim": claim.cid,
         "statement": claim.statement,
-        "measured": "; ".join(c.measured for c in checks),
+        "measured": "; ".join(_text(c) for c in checks),
         "threshold": threshold,
         "verdict": verdict_of(checks),
         "headline": head[0],

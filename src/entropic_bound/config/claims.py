@@ -59,30 +59,49 @@ def _check_rung(rung: str, key: str) -> None:
         raise ConfigError(f"claims key '{key}': {exc}") from None
 
 
-def check_claims_estimators(cfg: dict, claims: dict) -> None:
-    """The claims estimator is one the run's tables hold: numerical, stable, entropy,
-    participation or energy_<τ> for a τ of ``predict.taus``, spelled as the tables spell it
-    (``energy_0.5`` with taus [0.9, 0.99], or ``energy_00.99``, passed the schema and left
-    every claim that reads it without rows, after the whole run)."""
-    from entropic_bound.core.estimators import estimator_names
-
-    computed = estimator_names(cfg["predict"]["taus"])
-    v2 = claims["v2"]
-    for key, name in (
+def registered_estimators(claims: dict) -> list[tuple[str, str]]:
+    """(claims key, estimator) of every estimator a registration reads from the run's tables."""
+    v2, v3 = claims["v2"], claims["v3"]
+    return [
         ("estimator", claims["estimator"]),
         ("v2.estimator", v2["estimator"]),
         ("v2.C9.estimator", v2["C9"]["estimator"]),
         *((f"v2.C8.estimators[{i}]", e) for i, e in enumerate(v2["C8"]["estimators"])),
-    ):
-        if name not in computed:
+        ("v3.estimator", v3["estimator"]),
+        ("v3.C8.estimator", v3["C8"]["estimator"]),
+        ("v3.C9.estimator", v3["C9"]["estimator"]),
+        *((f"v3.C8.competitors[{i}]", e) for i, e in enumerate(v3["C8"]["competitors"])),
+    ]
+
+
+def check_claims_estimators(cfg: dict, claims: dict) -> None:
+    """Every estimator a registration reads is one the run computes: a config's
+    ``predict.taus`` adds to what the registrations need and never removes it (docs/method.md
+    §5c): a τ a registration names and the config lacks is appended to ``predict.taus`` (so a
+    config written before a registration runs unchanged, its own estimators' rows as they
+    were). An opt-in estimator (``floor``) must be one the frontier computes
+    (``frontier.grid.OPT_IN``)."""
+    from entropic_bound.core.estimators import energy_tau, estimator_names, is_opt_in
+    from entropic_bound.core.tables import FRONTIER_OPT_IN as OPT_IN
+
+    taus = cfg["predict"]["taus"]
+    for key, name in registered_estimators(claims):
+        tau = energy_tau(name)
+        if tau is not None and name not in estimator_names(taus):
+            taus.append(tau)
+        if is_opt_in(name) and name not in OPT_IN:
             raise ConfigError(
-                f"claims key {key!r} and config key 'predict.taus': {name!r} is not an "
-                f"estimator this run computes ({', '.join(computed)}); name one of them, or "
-                "add its τ to predict.taus"
+                f"claims key {key!r}: {name!r} is an opt-in estimator the frontier does not "
+                f"compute ({', '.join(OPT_IN) or 'none'})"
             )
+    v2 = claims["v2"]
     # training retires students and searches knees at ε_task ≤ train.epsilon, which must not
     # ask less than the claims' ε (a student retired above ε could never meet the claims)
-    for key, eps in (("epsilon", claims["epsilon"]), ("v2.epsilon", v2["epsilon"])):
+    for key, eps in (
+        ("epsilon", claims["epsilon"]),
+        ("v2.epsilon", v2["epsilon"]),
+        ("v3.epsilon", claims["v3"]["epsilon"]),
+    ):
         if cfg["train"]["epsilon"] > eps:
             raise ConfigError(
                 f"config key 'train.epsilon' ({cfg['train']['epsilon']:g}) is above claims key "

@@ -202,11 +202,12 @@ def pad_spectra(spectra) -> np.ndarray:
     return np.concatenate([np.pad(b, ((0, 0), (0, width - b.shape[-1]))) for b in blocks])
 
 
-def estimates_long(keys, spectra, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL):
-    """Long table: every row of ``keys`` (a DataFrame, one row per spectrum) × estimator, r_hat."""
+def estimates_long(keys, spectra, taus=DEFAULT_TAUS, tol: float = DEFAULT_TOL, extra=()):
+    """Long table: every row of ``keys`` (a DataFrame, one row per spectrum) × estimator, r_hat;
+    ``extra``: opt-in estimators, after the others."""
     import pandas as pd
 
-    est = all_estimators(pad_spectra(spectra), taus=taus, tol=tol)
+    est = all_estimators(pad_spectra(spectra), taus=taus, tol=tol, extra=extra)
     return pd.concat(
         [keys.assign(estimator=name, r_hat=val) for name, val in est.items()], ignore_index=True
     )

@@ -34,3 +34,8 @@ FRONTIER_COLUMNS = (
     "estimator",
     "r_hat",
 )
+
+#: opt-in estimators (core/estimators.py) the frontier grid computes besides the paper's: the
+#: floor-aware rank, a named competitor of registration v3's C8 (docs/method.md §5c); its rows
+#: follow every other estimator's, so the other rows are as they were
+FRONTIER_OPT_IN = ("floor",)

@@ -25,7 +25,7 @@ import torch
 from entropic_bound.core.estimators import estimates_long
 from entropic_bound.core.progress import report
 from entropic_bound.core.seeds import FRONTIER_INPUTS, FRONTIER_KERNEL, frontier_stream
-from entropic_bound.core.tables import FRONTIER_COLUMNS
+from entropic_bound.core.tables import FRONTIER_COLUMNS, FRONTIER_OPT_IN
 from entropic_bound.predict.attention import (
     attention_native_eig,
     attention_native_gram,
@@ -234,7 +234,8 @@ def frontier_grid(
         rows.extend(keys)
         spectra.append(spec)
     # spectra differ in length (n for P_static, d otherwise): estimates_long pads them
-    return estimates_long(pd.DataFrame(rows), spectra, taus=taus, tol=tol)[COLUMNS]
+    keys = pd.DataFrame(rows)
+    return estimates_long(keys, spectra, taus=taus, tol=tol, extra=FRONTIER_OPT_IN)[COLUMNS]
 
 
 def frontier_spectra(
