@@ -473,7 +473,9 @@ def test_opt_in_competitor_must_be_computed_by_the_frontier():
     estimators.OPT_IN_ESTIMATORS["fake_rank"] = estimators.OPT_IN_ESTIMATORS["floor"]
     try:
         claims["v3"]["C8"]["competitors"].append("fake_rank")
-        with pytest.raises(ConfigError, match=r"'v3\.C8\.competitors\[5\]': 'fake_rank' is an opt-in"):
+        with pytest.raises(
+            ConfigError, match=r"'v3\.C8\.competitors\[5\]': 'fake_rank' is an opt-in"
+        ):
             check_claims_estimators(cfg, claims)
     finally:
         del estimators.OPT_IN_ESTIMATORS["fake_rank"]

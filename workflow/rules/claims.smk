@@ -2,9 +2,30 @@
 # cached tables, with the thresholds of config/claims.yaml.
 
 
-rule claims:
-    """T1: the verdict of every claim C1-C9 under registrations v1 and v2 (config/claims.yaml)."""
+rule controls:
+    """Every check of every registration on a planted true and a planted false input
+    (docs/method.md §5c): no run data, so it runs beside the pipeline from the start."""
     input:
+        code=package_code("claims", "analysis"),
+    output:
+        report(f"{TABLES}/controls.csv", **REPORT["controls"]),
+    log:
+        f"{RUN}/logs/controls.log",
+    benchmark:
+        f"{RUN}/benchmarks/controls.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    params:
+        claims=CLAIMS,
+    script:
+        "../scripts/controls.py"
+
+
+rule claims:
+    """T1: the verdict of every claim C1-C9 under registrations v1, v2 and v3
+    (config/claims.yaml), and the controls table in claims.md."""
+    input:
+        controls=f"{TABLES}/controls.csv",
         data_only_predictions=f"{TABLES}/data_only_predictions.csv",
         frontier=f"{TABLES}/frontier.csv",
         train_metrics=f"{TABLES}/train_metrics.parquet",

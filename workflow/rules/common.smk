@@ -69,6 +69,7 @@ _EXPLORATORY = "4 Exploratory (no verdict)"
 _REPORT_ITEMS = {  # id: (category, subcategory, claims, stage)
     "T1": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
     "claims_md": (_CLAIMS_CAT, "Verdicts C1-C9", "C1-C9", "claims"),
+    "controls": (_CLAIMS_CAT, "Controls", "C1-C9", "claims"),
     "provenance": (_CLAIMS_CAT, "Provenance", "C1-C9", "provenance"),
     "T2": ("3 Tables", "Training and prediction", "C4, C5, C6", "training"),
     "T3": ("3 Tables", "Estimators", "C8", "training"),

@@ -15,14 +15,15 @@ from entropic_bound.exploratory.beyond import beyond_the_verdicts
 
 def main(sm):
     tables = {name: read_table(path) for name, path in sm.input.items() if name != "code"}
+    controls = tables.pop("controls")
     claims = sm.params.claims
-    table = evaluate_claims(tables, claims, sm.config)  # v2 reads the run's grid
+    table = evaluate_claims(tables, claims, sm.config)  # v2 and v3 read the run's grid
     prov = provenance(sm.config, rule="claims", claims_hash=config_hash(claims))
     write_table(table, sm.output.csv, prov)
     beyond = beyond_the_verdicts(
         tables["X1_boundaries"], tables["X2_c8_by_beta"], claims["estimator"]
     )
-    write_text(sm.output.md, claims_markdown(table, prov) + "\n" + beyond, prov)
+    write_text(sm.output.md, claims_markdown(table, prov, controls) + "\n" + beyond, prov)
     clear_partial(Path(sm.output.md).parent)  # the banner of an earlier failed run
     print(claims_text(table), file=sys.stderr)  # into the rule's log
 
