@@ -335,6 +335,22 @@ def test_an_lr_edit_on_the_command_line_reruns_training_only(run_a):
     assert set(jobs) == _TRAIN | _BETA and jobs["train"] == 6, jobs
 
 
+def test_a_run_without_its_task_files_is_up_to_date_until_an_edit_needs_them(run_a):
+    """A run made while task files were temp() has none (docs/reproducibility.md, "Disk"):
+    nothing reruns; an lr edit makes the tasks again and reruns their readers once."""
+    run_dir, _ = run_a
+    tasks, aside = run_dir / "tasks", run_dir.parent / "pytest_a_tasks_aside"
+    shutil.rmtree(aside, ignore_errors=True)
+    tasks.rename(aside)
+    try:
+        assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}
+        lr = 'train={"classes":{"default":{"lr":2.0e-2}}}'
+        jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", overrides=[lr]))
+        assert set(jobs) == {"tasks"} | _BOUNDS | _PREDICT | _BETA, sorted(jobs)
+    finally:
+        aside.rename(tasks)
+
+
 def _interrupt(run_name, kill_training: bool):
     fresh(run_name)
     cmd = [SMK, "reproduce-all", *WHERE, "--cores", "2", *QUICK, "--config", f"run_name={run_name}"]
