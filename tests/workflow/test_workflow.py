@@ -129,9 +129,9 @@ def test_every_artifact(run_a):
 
 
 def test_the_readmes_commands_from_the_clones_root(run_a, run_in_clone):
-    """The report is written where the README says, its figures have their captions, and the
-    tables are those of the run outside the clone, value for value (the working directory
-    changes no number)."""
+    """The report is written where the README says, with the claims, the task files are kept,
+    and the tables are those of the run outside the clone, value for value (the working
+    directory changes no number)."""
     run_dir, seconds = run_in_clone
     print(f"from the clone's root: run {seconds[0]:.0f} s, report {seconds[1]:.0f} s")
     html = (run_dir / "report.html").read_text()
@@ -261,7 +261,7 @@ def edited_config(tmp_path, name, edit) -> Path:
 
 #: after any result table: the claims, the figures, provenance
 _AFTER = {"claims", "plot_figures", "provenance"}
-#: the training jobs and what reads their tables (c8_by_beta: the full-rank students by beta)
+#: the training jobs and what reads their tables
 _TRAIN = {"train", "collect_train", "analyses"} | _AFTER
 #: the data-only predictions and what reads them: the analyses, X3's ladder (floor_aware, its
 #: figure in plot_frontier)
