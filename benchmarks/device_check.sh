@@ -3,7 +3,7 @@
 # asked to do, run where a GPU is lent for a few minutes. Usage: benchmarks/device_check.sh OUTDIR
 #
 #   env.txt                 GPU, driver, torch/numpy/pandas versions, CPU cores
-#   pytest.txt              the CUDA tests (tests/test_engine.py -k cuda: training on the GPU
+#   pytest.txt              the CUDA tests (tests/train/test_engine.py -k cuda: training on the GPU
 #                           agrees with the CPU)
 #   large.json, large.log   bench_gpu.py on config/large.yaml (d = n = 64): task files, then the
 #                           training stage on the GPU at 128 students per pass (the config's 8
@@ -27,7 +27,7 @@ py=${PYTHON:-python3}
   $py -c "import torch, numpy, pandas; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numpy', numpy.__version__, 'pandas', pandas.__version__)"
   echo "cpu cores: $(nproc)"
 } >"$out/env.txt" 2>&1
-timeout 90 $py -m pytest -q -p no:cacheprovider tests/test_engine.py -k cuda >"$out/pytest.txt" 2>&1
+timeout 90 $py -m pytest -q -p no:cacheprovider tests/train/test_engine.py -k cuda >"$out/pytest.txt" 2>&1
 echo "pytest exit $?" >>"$out/pytest.txt"
 device=${DEVICE:-cuda}
 timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config "${LARGE_CONFIG:-config/large.yaml}" \

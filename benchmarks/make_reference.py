@@ -25,8 +25,8 @@ from entropic_bound.train.fused import cpu_summary
 
 REPO = Path(__file__).resolve().parents[1]
 #: tables whose cross-CPU tolerance has not been measured (benchmarks/measure_tolerances.py):
-#: bounds.csv (registration v2's L-BFGS class bounds, float64, added after the measurement)
-UNMEASURED = ("bounds.csv",)
+#: none since bounds.csv and X3 were (2026-12-06, docs/reproducibility.md)
+UNMEASURED: tuple[str, ...] = ()
 
 
 def write_gzip(src: Path, dest: Path) -> None:

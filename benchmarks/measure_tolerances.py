@@ -15,7 +15,10 @@ For every CSV table of the reference run (the first argument) and every column:
   over the others, with a floor of ``rtol = 4 float32 ulps`` (4.8e-7) where nothing deviated.
 
 The tolerance file records each column's measured maxima in a comment, and `float_default`
-(for a float column the file does not list) is the largest rtol and atol of any column.
+(for a float column the file does not list) is the largest rtol and atol of any column. The
+columns of a table that match one of its PATTERN_RULES are measured together and written as one
+pattern entry (the largest deviation of any of them), so that a column the table gains later
+(bounds.csv's R_* routes) gets that rule without an edit of the file (verify/tolerance.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +37,33 @@ REPO = Path(__file__).resolve().parents[1]
 SMALL_SHARE = 1e-3
 #: the rtol of a float column where no run deviated: 4 ulps of float32 (2**-23 each)
 RTOL_FLOOR = 4 * 2.0**-23
+#: table -> column patterns measured as one rule: every class bound R_* of bounds.csv
+PATTERN_RULES = {"bounds.csv": ("R_*",)}
+
+
+def merged(deviations: list[dict]) -> dict:
+    """One deviation of several columns in one run: the largest of each measure."""
+    if all(d["kind"] == "exact" for d in deviations):
+        return {"kind": "exact", "differ": max(d["differ"] for d in deviations)}
+    floats = [d for d in deviations if d["kind"] == "float"]
+    return {
+        "kind": "float",
+        **{k: max(d[k] for d in floats) for k in ("rel", "abs", "nan_mismatch", "nan_rows")},
+        "differ": max(d["differ"] for d in deviations),
+    }
+
+
+def by_rule(table: str, columns: dict) -> dict:
+    """{entry: {run: deviation}}: each column alone, except those under one of the table's
+    PATTERN_RULES, merged into the pattern's entry (placed where its first column was)."""
+    groups: dict[str, list[dict]] = {}
+    for col, by_run in columns.items():
+        entry = next((p for p in PATTERN_RULES.get(table, ()) if fnmatchcase(col, p)), col)
+        groups.setdefault(entry, []).append(by_run)
+    return {
+        entry: {run: merged([g[run] for g in group]) for run in group[0]}
+        for entry, group in groups.items()
+    }
 
 
 def column_deviation(ref: pd.Series, run: pd.Series) -> dict:
@@ -113,8 +144,9 @@ def tolerance_yaml(measured: dict, safety: float, runs: list[str], ref: str) -> 
     body, rtols, atols = [], [], []
     for table, columns in measured.items():
         body.append(f"  {table}:")
-        for col, by_run in columns.items():
+        for col, by_run in by_rule(table, columns).items():
             tol, note = tolerance_of(by_run, safety)
+            col = f'"{col}"' if col in PATTERN_RULES.get(table, ()) else col
             if tol == "exact":
                 body.append(f"    {col}: exact  # {note}")
             else:

@@ -1,6 +1,8 @@
 """The documentation points only at things that exist: every relative link of the README and
-docs/ resolves to a file (and an anchor, to a heading of it); the specification cited is
-docs/method.md; the README stays a README."""
+docs/ resolves to a file (and an anchor, to a heading of it); every path of the repository its
+prose names (`tests/workflow/test_workflow.py::test_x`, `src/...`, `workflow/rules/...`) exists,
+with the test it names; the specification cited is docs/method.md; the README stays a
+README."""
 
 from __future__ import annotations
 
@@ -62,3 +64,56 @@ def test_the_specification_cited_is_in_the_repository():
 
 def test_the_readme_fits_on_two_screens():
     assert len((REPO / "README.md").read_text().splitlines()) <= 220
+
+
+#: the folders of the repository whose files the documents cite by path
+TOP = (
+    "tests",
+    "src",
+    "workflow",
+    "benchmarks",
+    "config",
+    "envs",
+    "profiles",
+    "requirements",
+    "docs",
+)
+#: a cited path (from a top folder, ending in a word character), and the test it names after ::
+CITED = re.compile(r"(?<![\w./-])((?:" + "|".join(TOP) + r")/[\w./-]*\w)(?![\w{<*])(?:::(\w+))?")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+#: the notebook is a dated record (append-only): it names files as they were then
+CITING = [d for d in DOCS if d.name != "notebook.md"]
+
+
+def cited_paths_missing(text: str) -> list[str]:
+    """Paths that ``text``'s prose (fenced code left out: a user's own files) names and the
+    repository lacks, and ``path::test`` whose file defines no such function. A path under
+    config/ may name a module of the package (``config/provenance.py``: src/entropic_bound/...),
+    as the README's library tables do."""
+    missing = []
+    for m in CITED.finditer(FENCE.sub("", text)):
+        path, func = m.group(1), m.group(2)
+        found = [p for p in (REPO / path, REPO / "src" / "entropic_bound" / path) if p.exists()]
+        if not found:
+            missing.append(path)
+        elif func and not re.search(rf"^\s*def {func}\b", found[0].read_text(), re.M):
+            missing.append(f"{path}::{func}")
+    return missing
+
+
+@pytest.mark.parametrize("doc", CITING, ids=[str(d.relative_to(REPO)) for d in CITING])
+def test_every_cited_path_exists(doc):
+    missing = cited_paths_missing(doc.read_text())
+    assert not missing, f"{doc.name} cites what the repository lacks: {missing}"
+
+
+def test_a_moved_test_file_or_a_renamed_test_is_caught():
+    text = (
+        "`tests/test_workflow.py` moved; `tests/workflow/test_workflow.py::test_nope` is no "
+        "test; `tests/workflow/test_workflow.py::test_every_artifact` and `config/provenance.py` "
+        "exist; `config/scale/d<d>.yaml` is a pattern.\n```\nconfigfile: config/mine.yaml\n```\n"
+    )
+    assert cited_paths_missing(text) == [
+        "tests/test_workflow.py",
+        "tests/workflow/test_workflow.py::test_nope",
+    ]

@@ -1,15 +1,19 @@
 """The quick pipeline end to end: every artifact, figure regeneration, resume, determinism.
 
-Every run here goes to a working directory outside the clone (`snakemake -s <clone>/Snakefile
+Most runs here go to a working directory outside the clone (`snakemake -s <clone>/Snakefile
 -d <tmp>`, started from that directory), as on a cluster's scratch filesystem. One full run of
 config/quick.yaml (run_name pytest_a) is shared by the tests below; a second run (pytest_int)
 is interrupted by SIGINT once training has started, a third (pytest_kill) has a training job
-SIGKILLed, and both are resumed: every table must equal run A's, value for value.
+SIGKILLed, and both are resumed: every table must equal run A's, value for value. One more
+(pytest_clone) runs the README's commands as written, from the clone's root with its relative
+paths and the report, into results/pytest_clone/ (removed afterwards; a user's runs have other
+names).
 """
 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,10 +36,11 @@ WORK = Path(
 WHERE = ["-s", str(REPO / "Snakefile"), "-d", str(WORK)]
 
 
-def smk(*args, run_name, check=True, timeout=1800, configfile=None):
+def smk(*args, run_name, check=True, timeout=1800, configfile=None, overrides=()):
     # --config takes every following word: targets and flags go first
     config = ["--configfile", str(configfile)] if configfile else QUICK
     cmd = [SMK, *args, *WHERE, "--cores", "2", *config, "--config", f"run_name={run_name}"]
+    cmd += overrides
     r = subprocess.run(cmd, cwd=WORK, capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -55,6 +60,30 @@ def run_a():
     run_dir = WORK / "results" / "pytest_a"
     smk("reproduce-all", "--report", str(run_dir / "report.html"), run_name="pytest_a")
     return run_dir, r
+
+
+#: the run made from the clone's root: a name no user run has, removed when the tests end
+CLONE_RUN = "pytest_clone"
+
+
+@pytest.fixture(scope="module")
+def run_in_clone():
+    """`snakemake reproduce-all`, then the same with `--report`, from the clone's root as the
+    README writes them (relative config path, no -s, no -d); seconds for each."""
+    run_dir = REPO / "results" / CLONE_RUN
+    shutil.rmtree(run_dir, ignore_errors=True)
+    seconds = []
+    try:
+        for extra in ([], ["--report", f"results/{CLONE_RUN}/report.html"]):
+            cmd = [SMK, "reproduce-all", *extra, "--cores", "2", "--configfile"]
+            cmd += ["config/quick.yaml", "--config", f"run_name={CLONE_RUN}"]
+            start = time.monotonic()
+            r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800)
+            seconds.append(time.monotonic() - start)
+            assert r.returncode == 0, f"{' '.join(cmd)}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        yield run_dir, seconds
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def tables(run_dir: Path) -> dict[str, pd.DataFrame]:
@@ -97,6 +126,18 @@ def test_every_artifact(run_a):
     assert (run_dir / "report.html").stat().st_size > 10_000
     assert (run_dir / "provenance.json").exists()
     assert not (REPO / "results" / "pytest_a").exists()  # nothing written into the clone
+
+
+def test_the_readmes_commands_from_the_clones_root(run_a, run_in_clone):
+    """The report is written where the README says, with the claims, the task files are kept,
+    and the tables are those of the run outside the clone, value for value (the working
+    directory changes no number)."""
+    run_dir, seconds = run_in_clone
+    print(f"from the clone's root: run {seconds[0]:.0f} s, report {seconds[1]:.0f} s")
+    html = (run_dir / "report.html").read_text()
+    assert len(html) > 10_000 and "C9: the frontier" in html
+    assert (run_dir / "tasks").is_dir()  # kept: an edit of train reruns training only
+    assert_same_tables(run_a[0], run_dir)
 
 
 def test_provenance_covers_every_artifact(run_a):
@@ -207,49 +248,26 @@ def planned(r) -> dict[str, int]:
     return {rule: rules.count(rule) for rule in set(rules) - {"reproduce-all"}}
 
 
-def test_a_config_edit_reruns_the_jobs_that_read_it(run_a, tmp_path):
-    """The rules read the config through snakemake.config; their params.reads digest makes an
-    edited section rerun exactly the jobs that read it (and what depends on them)."""
+def edited_config(tmp_path, name, edit) -> Path:
+    """config/quick.yaml with ``edit(cfg)`` applied, as a file."""
     import yaml
 
-    def edited(section, key, value):
-        cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-        cfg[section][key] = value
-        path = tmp_path / f"{section}_{key}.yaml"
-        path.write_text(yaml.safe_dump(cfg))
-        return planned(smk("-n", "reproduce-all", run_name="pytest_a", configfile=path))
-
-    assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}  # all up to date
-    jobs = edited("frontier", "kappa", 2.5)
-    assert {"frontier", "claims"} <= jobs.keys(), jobs
-    assert not {"tasks", "train", "predict"} & jobs.keys(), jobs
-    jobs = edited("predict", "clip", 1.0e-11)
-    # predict and the frontier read predict; predict's temp() task files are remade, and with
-    # them (Snakemake: "input files updated by another job") the training jobs: correct, not
-    # cheap (docs/reproducibility.md, "Determinism, outputs and resuming"); --notemp keeps the task files and avoids it
-    assert {"predict", "frontier", "tasks", "train"} <= jobs.keys(), jobs
-    jobs = edited("train", "checkpoints", 7)  # the same with the roles swapped; no frontier
-    assert {"train", "tasks", "predict"} <= jobs.keys() and "frontier" not in jobs, jobs
+    cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+    edit(cfg)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
 
 
 #: after any result table: the claims, the figures, provenance
 _AFTER = {"claims", "plot_figures", "provenance"}
-#: the training chain. Task files are temp(), so a job that needs them remade (predict or
-#: train) remakes them, and Snakemake then reruns every job that reads them ("input files
-#: updated by another job"): correct, not cheap (docs/reproducibility.md); the task storage of
-#: claims v2 (files regenerable from seeds) is to remove this coupling
-_TRAINING = {
-    "tasks",
-    "bounds",  # registration v2's class bounds read the task files too
-    "collect_bounds",
-    "predict",
-    "floor_aware",  # X3's ladder reads predict's spectra
-    "plot_frontier",  # reads X3
-    "train",
-    "collect_train",
-    "analyses",
-    "c8_by_beta",
-} | _AFTER
+#: the training jobs and what reads their tables
+_TRAIN = {"train", "collect_train", "analyses"} | _AFTER
+#: the data-only predictions and what reads them: the analyses, X3's ladder (floor_aware, its
+#: figure in plot_frontier)
+_PREDICT = {"predict", "analyses", "floor_aware", "plot_frontier"} | _AFTER
+#: the class bounds (registration v2), which the training jobs read (ε_task)
+_BOUNDS = {"bounds", "collect_bounds"} | _TRAIN
 #: X3 (floor_aware) reads the frontier's grid at its own held-out seeds
 _FRONTIER = {
     "frontier",
@@ -259,45 +277,78 @@ _FRONTIER = {
     "floor_aware",
     "plot_frontier",
 } | _AFTER
-#: top-level section -> (key, value of the edit, the rules `snakemake -n` must plan), as
-#: measured on the paper run (2026-12-04)
+#: the exploratory training job (C8 by beta) and its table
+_BETA = {"train_beta", "c8_by_beta"} | _AFTER
+#: top-level section -> (edit, the rules `snakemake -n` must plan). Task files are kept (not
+#: temp()), so a stage whose section changed reruns alone with what reads its outputs: no job
+#: before it is made again (measured on the quick run, 2026-12-06)
 PLANNED_BY_SECTION = {
-    "threads": (None, 2, set()),  # in no digest: nothing
-    "malloc_retain_mb": (None, 64, set()),  # speed only, in no digest: nothing
-    "seed": (None, 1, _TRAINING | _FRONTIER | {"train_beta"}),
-    "device": (None, "auto", _TRAINING | {"train_beta"}),  # quick.yaml: cpu
-    "task": ("kappa", 2.5, _TRAINING | {"train_beta"}),
-    "train": ("checkpoints", 7, _TRAINING | {"train_beta"}),
-    "predict": ("clip", 1.0e-11, _TRAINING | _FRONTIER),
-    "frontier": ("kappa", 2.5, _FRONTIER),
+    "threads": ({"threads": 2}, set()),  # in no digest: nothing
+    "malloc_retain_mb": ({"malloc_retain_mb": 64}, set()),  # speed only, in no digest
+    "seed": ({"seed": 1}, {"tasks"} | _BOUNDS | _PREDICT | _FRONTIER | _BETA),
+    "device": ({"device": "auto"}, _TRAIN | _BETA),  # quick.yaml: cpu
+    "task": ({"task": {"kappa": 2.5}}, {"tasks"} | _BOUNDS | _PREDICT | _BETA),
+    "bounds": ({"bounds": {"n_seqs": 96}}, _BOUNDS),
+    "train": ({"train": {"checkpoints": 7}}, _TRAIN | _BETA),
+    "train.classes.default.lr": (
+        {"train": {"classes": {"default": {"lr": 2.0e-2}}}},
+        _TRAIN | _BETA,
+    ),
+    "predict": ({"predict": {"clip": 1.0e-11}}, _PREDICT | _FRONTIER),
+    "frontier": ({"frontier": {"kappa": 2.5}}, _FRONTIER),
     "exploratory": (
-        "c8_beta",
-        None,
+        {"exploratory": {"c8_beta": {"betas": [0.25, 2.0, 3.0]}}},
         {"train_beta", "boundaries", "c8_by_beta", "floor_aware", "plot_frontier"} | _AFTER,
     ),
 }
 
 
-@pytest.mark.parametrize("section", sorted(PLANNED_BY_SECTION))
-def test_each_section_edit_plans_exactly_the_jobs_that_read_it(run_a, tmp_path, section):
-    """One edit per top-level section of the config, then `snakemake -n` on the finished quick
-    run: the rules planned are those whose params.reads digest holds the section (STAGE_READS
-    in workflow/rules/common.smk), what depends on them, and nothing else."""
-    import yaml
+def merge_into(cfg: dict, edit: dict) -> None:
+    """``edit`` written over ``cfg`` key by key (nested mappings merged)."""
+    for key, value in edit.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            merge_into(cfg[key], value)
+        else:
+            cfg[key] = value
 
-    key, value, expected = PLANNED_BY_SECTION[section]
-    cfg = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-    if section == "exploratory":  # one more beta for C8's exploratory comparison
-        cfg["exploratory"]["c8_beta"]["betas"] = [*cfg["exploratory"]["c8_beta"]["betas"], 3.0]
-    elif key is None:
-        cfg[section] = value
-    else:
-        cfg[section][key] = value
-    path = tmp_path / f"{section}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
+
+@pytest.mark.parametrize("section", list(PLANNED_BY_SECTION))
+def test_each_section_edit_plans_exactly_the_jobs_that_read_it(run_a, tmp_path, section):
+    """One edit per section of the config, then `snakemake -n` on the finished quick run: the
+    rules planned are those whose params.reads digest holds the section (STAGE_READS in
+    workflow/rules/common.smk) and what depends on their outputs, nothing else: no task file is
+    made again unless `task` or `seed` changed, so an edit of the optimiser reruns training and
+    what follows, not the tasks, predictions or bounds before it."""
+    edit, expected = PLANNED_BY_SECTION[section]
+    path = edited_config(tmp_path, section, lambda cfg: merge_into(cfg, edit))
     assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}  # all up to date
     jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", configfile=path))
     assert set(jobs) == expected, (section, sorted(jobs))
+    if "train" in expected:  # every training job, one per rung of the quick grid
+        assert jobs["train"] == 6, jobs
+
+
+def test_an_lr_edit_on_the_command_line_reruns_training_only(run_a):
+    """The README's way (`--config 'train={...}'`): the same jobs as the file's edit."""
+    lr = 'train={"classes":{"default":{"lr":2.0e-2}}}'
+    jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", overrides=[lr]))
+    assert set(jobs) == _TRAIN | _BETA and jobs["train"] == 6, jobs
+
+
+def test_a_run_without_its_task_files_is_up_to_date_until_an_edit_needs_them(run_a):
+    """A run made while task files were temp() has none (docs/reproducibility.md, "Disk"):
+    nothing reruns; an lr edit makes the tasks again and reruns their readers once."""
+    run_dir, _ = run_a
+    tasks, aside = run_dir / "tasks", run_dir.parent / "pytest_a_tasks_aside"
+    shutil.rmtree(aside, ignore_errors=True)
+    tasks.rename(aside)
+    try:
+        assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}
+        lr = 'train={"classes":{"default":{"lr":2.0e-2}}}'
+        jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", overrides=[lr]))
+        assert set(jobs) == {"tasks"} | _BOUNDS | _PREDICT | _BETA, sorted(jobs)
+    finally:
+        aside.rename(tasks)
 
 
 def _interrupt(run_name, kill_training: bool):

@@ -236,8 +236,8 @@ def clear_partial_claims():
 # The scripts read `snakemake.config`, which Snakemake's params rerun trigger cannot see: every
 # job that computes results declares, as `params: reads=reads(stage)`, a digest of the config
 # sections its stage reads (its script and the library functions it hands the config to), so
-# an edited config reruns the jobs whose sections changed and everything downstream (plus the
-# readers of any temp() task file remade on the way: docs/reproducibility.md, "Determinism, outputs and resuming").
+# an edited config reruns the jobs whose sections changed and everything downstream, nothing
+# before them: the task files are kept, not temp() (tasks.smk; docs/reproducibility.md, "Disk").
 # `run_name` names the run; `threads` is left out so that a run moved to a machine with more
 # cores is not redone (the fused kernel computes each student on one thread, the same bits at
 # any thread count).

@@ -8,17 +8,18 @@ TASKS_JOB = "tasks" if ONE_TASKS_JOB else "tasks/{rung}"
 
 
 rule tasks:
-    """Every task of the run in one job, or of one rung (ONE_TASKS_JOB)."""
+    """Every task of the run in one job, or of one rung (ONE_TASKS_JOB). The files are kept, not
+    temp(): a temporary task file that a rerun job needs is made again, and Snakemake then reruns
+    every job that reads it, so an edit of `train` would rerun predict and bounds
+    (docs/reproducibility.md, "Disk")."""
     output:
-        temp(
-            all_task_files()
-            if ONE_TASKS_JOB
-            else expand(
-                "{run}/tasks/{{rung}}_r{r_star}_s{seed}.npz",
-                run=RUN,
-                r_star=config["task"]["r_star"],
-                seed=config["task"]["seeds"],
-            )
+        all_task_files()
+        if ONE_TASKS_JOB
+        else expand(
+            "{run}/tasks/{{rung}}_r{r_star}_s{seed}.npz",
+            run=RUN,
+            r_star=config["task"]["r_star"],
+            seed=config["task"]["seeds"],
         ),
     log:
         f"{RUN}/logs/{TASKS_JOB}.log",

@@ -48,7 +48,8 @@ class TableResult:
     rows: int = 0
     worst: Worst | None = None
     problems: list[str] = field(default_factory=list)  # why it is OUT, one phrase each
-    notes: list[str] = field(default_factory=list)  # what was not compared
+    notes: list[str] = field(default_factory=list)  # what was not compared, or had no rule
+    unruled: list[str] = field(default_factory=list)  # reference columns without a rule
 
 
 def read_table_file(path: Path) -> pd.DataFrame:
@@ -90,18 +91,34 @@ def reference_tables(folder: Path) -> dict[str, Path]:
     return found
 
 
+def _tables_in(folder: Path) -> dict[str, Path]:
+    return {p.name: p for p in sorted(folder.iterdir()) if p.is_file() and p.suffix in RUN_SUFFIXES}
+
+
 def run_tables(run_dir: Path) -> dict[str, Path]:
-    """Table name → file, for every CSV or parquet table directly under ``run_dir/tables``."""
-    tdir = run_dir / "tables"
+    """Table name → file, for every CSV or parquet table directly under ``run_dir/tables``, or
+    directly under ``run_dir`` when it is that tables folder itself (``results/paper/tables``)."""
     if not run_dir.is_dir():
         raise VerifyInputError(
             f"results folder {run_dir} does not exist; give a run's folder, e.g. results/paper"
         )
-    if not tdir.is_dir():
-        raise VerifyInputError(
-            f"{run_dir} has no tables/ folder; finish the run first (`make reproduce`)"
-        )
-    return {p.name: p for p in sorted(tdir.iterdir()) if p.is_file() and p.suffix in RUN_SUFFIXES}
+    tdir = run_dir / "tables"
+    if tdir.is_dir():
+        return _tables_in(tdir)
+    found = _tables_in(run_dir)
+    if found:  # the tables folder itself was given
+        return found
+    raise VerifyInputError(
+        f"{run_dir} has no tables/ folder and holds no table; give a finished run's folder "
+        "(e.g. results/paper), or finish the run first (`make reproduce`)"
+    )
+
+
+def _no_rule_note(name: str, ref: pd.DataFrame, unruled: list[str], tols: Tolerances) -> str:
+    """The note that lists a table's reference columns without a rule, and how each was
+    compared instead."""
+    how = ", ".join(f"{c} ({tols.column(name, c, _is_float(ref[c])).describe()})" for c in unruled)
+    return f"no tolerance rule for {how}: give each a rule in the tolerance file"
 
 
 def _is_float(col: pd.Series) -> bool:
@@ -162,6 +179,9 @@ def compare_frames(
         res.notes.append(f"columns not in reference: {', '.join(extra)}")
     if len(run) != len(ref):
         res.problems.append(f"{len(run)} rows, the reference has {len(ref)}")
+    res.unruled = [c for c in ref.columns if tols.rule(name, c) is None]
+    if res.unruled:
+        res.notes.append(_no_rule_note(name, ref, res.unruled, tols))
     if not res.problems:
         for col in ref.columns:
             tol = tols.column(name, col, _is_float(ref[col]))

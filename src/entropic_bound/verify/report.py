@@ -55,6 +55,12 @@ def format_report(results: list[TableResult], run_dir, reference_dir) -> str:
         f"{good} of {len(compared)} reference tables agree within tolerance: the run and the "
         f"reference {verdict}"
     )
+    unruled = sum(len(r.unruled) for r in results)
+    if unruled:
+        lines.append(
+            f"{unruled} reference column(s) have no tolerance rule (notes above): compared "
+            "exactly or at float_default; give them a rule"
+        )
     return "\n".join(lines)
 
 
@@ -70,6 +76,7 @@ def report_json(results: list[TableResult]) -> list[dict]:
                 "rows": r.rows,
                 "problems": r.problems,
                 "notes": r.notes,
+                "unruled_columns": r.unruled,
                 "worst": None
                 if w is None
                 else {

@@ -10,19 +10,31 @@ A tolerance file (``benchmarks/reference/tolerances.yaml``) reads::
         n: exact
 
 A run's value ``v`` agrees with the reference value ``r`` when ``|v - r| <= atol + rtol·|r|``
-(NaN agrees only with NaN, an infinity only with itself). ``exact`` (or a column the file does
-not list whose reference values are integers, booleans or text) asks for equality. A float
-column the file does not list gets ``float_default``. How the numbers were measured:
-docs/reproducibility.md ("Checking a run on another CPU").
+(NaN agrees only with NaN, an infinity only with itself). ``exact`` asks for equality.
+
+A column's rule is its own entry, else the first entry (in the file's order) whose name is a
+shell-style pattern that matches it (``R_*: {rtol: ...}`` covers every ``R_`` column a table
+gains later). A column with no rule is compared exactly when its reference values are integers,
+booleans or text, at ``float_default`` when they are floats, and is reported as having no rule
+(verify's notes), never silently passed. How the numbers were measured: docs/reproducibility.md
+("Checking a run on another CPU").
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 EXACT_WORD = "exact"
+#: a column name holding one of these is a pattern (fnmatch: ``*``, ``?``, ``[...]``)
+PATTERN_CHARS = "*?["
+
+
+def is_pattern(name: str) -> bool:
+    """Whether a tolerance file's column entry is a pattern rather than one column's name."""
+    return any(c in name for c in PATTERN_CHARS)
 
 
 class VerifyInputError(ValueError):
@@ -52,10 +64,25 @@ class Tolerances:
     tables: dict[str, dict[str, Tolerance]]
     safety_factor: float | None = None
 
+    def rule(self, table: str, column: str) -> Tolerance | None:
+        """The file's rule for ``column`` of ``table``: its own entry, else the first pattern
+        entry that matches it, else None (no rule)."""
+        entries = self.tables.get(table, {})
+        if column in entries:
+            return entries[column]
+        return next(
+            (
+                tol
+                for name, tol in entries.items()
+                if is_pattern(name) and fnmatchcase(column, name)
+            ),
+            None,
+        )
+
     def column(self, table: str, column: str, is_float: bool) -> Tolerance:
-        """The tolerance of ``column`` of ``table``: the file's entry, else exact for a
-        non-float reference column, else ``float_default``."""
-        listed = self.tables.get(table, {}).get(column)
+        """The tolerance of ``column`` of ``table``: its rule, else exact for a non-float
+        reference column, else ``float_default``."""
+        listed = self.rule(table, column)
         if listed is not None:
             return listed
         return self.float_default if is_float else EXACT
