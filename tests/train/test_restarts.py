@@ -100,7 +100,7 @@ def test_only_unconverged_students_restart_and_none_gets_worse():
 def test_a_spurious_minimum_at_r_star_is_left_by_one_restart():
     """d = 48, L2, r* = 8, task seed 1, student seed 0: without a restart the student ends at
     R ≈ 8e-3 with all 8 components in use (the run of 2026-12-04); with one it reaches ε."""
-    cfg = load_run_config("config/scale/d48.yaml")
+    cfg = load_run_config("config/scale/d48_rerun.yaml")
     (spec,) = [s for s in specs_of_rung(cfg, "L2") if s.r_star == 8 and s.seed == 1]
     a = make_task(spec)
     task = (a, json.loads(str(a.pop("meta"))))
