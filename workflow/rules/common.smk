@@ -156,6 +156,34 @@ def train_job_outputs():
     }
 
 
+#: the students' factors a training job keeps for the best-known bounds (train/factors.py)
+TRAIN_FACTORS = f"{RUN}/train/{{rung}}/factors_c{{chunk}}.npz"
+
+
+def group_train_files(wildcards):
+    """The training outputs the best bounds of one bounds group read: each of its rungs'
+    sweep metrics and students' factors, by rung."""
+    return {
+        rung: {
+            "metrics": [
+                f"{RUN}/train/{rung}/sweep_c{c}.metrics.parquet"
+                for c in range(len(chunks_of_rung(config, rung)))
+            ],
+            "factors": [
+                TRAIN_FACTORS.format(rung=rung, chunk=c)
+                for c in range(len(chunks_of_rung(config, rung)))
+            ],
+        }
+        for rung in BOUNDS_GROUPS[wildcards.group]
+    }
+
+
+def group_train_inputs(wildcards):
+    """:func:`group_train_files` as one flat list (the rule's input)."""
+    files = group_train_files(wildcards).values()
+    return [p for f in files for kind in ("metrics", "factors") for p in f[kind]]
+
+
 def train_outputs(table):
     """Every training job's `table` (metrics, dynamics or loss)."""
     return [
@@ -242,7 +270,8 @@ def clear_partial_claims():
 # any thread count).
 STAGE_READS = {
     "tasks": ("seed", "task"),
-    "bounds": ("seed", "task", "bounds"),
+    "bounds": ("seed", "task", "bounds"),  # less bounds.best (STAGE_OMITS)
+    "best_bounds": ("seed", "task", "bounds"),
     "predict": ("seed", "task", "predict"),
     "train": ("seed", "task", "train", "device"),
     "frontier": ("seed", "frontier", "predict"),
@@ -254,9 +283,22 @@ STAGE_READS = {
 }
 
 
+#: keys of a section that a stage does not read: registration v2's bounds, which training
+#: reads, do not depend on the best-known bounds' settings (an edit of them reruns only those)
+STAGE_OMITS = {"bounds": {"bounds": ("best",)}}
+
+
 def reads(stage: str) -> str:
     """The digest of the config sections ``stage`` reads (a rule's ``params.reads``)."""
-    return config_hash({key: config[key] for key in STAGE_READS[stage]})
+    omit = STAGE_OMITS.get(stage, {})
+    return config_hash(
+        {
+            key: {k: v for k, v in config[key].items() if k not in omit[key]}
+            if key in omit
+            else config[key]
+            for key in STAGE_READS[stage]
+        }
+    )
 
 
 # --- cluster resources ---
@@ -343,6 +385,16 @@ def train_mem_mb():
     """A training job holds its tasks' float32 arrays twice (loaded, stacked), plus torch/CUDA."""
     task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
     return max(4000, 3000 + 2 * config["train"]["tasks_per_job"] * task_mb)
+
+
+def best_bounds_mem_mb():
+    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits) and L-BFGS's
+    autograd ~30 float64 arrays of one chunk of problems on every training sequence."""
+    b = config["bounds"]["best"]
+    task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
+    per_rung = len(_T["r_star"]) * len(_T["seeds"])
+    chunk_mb = b["chunk"] * _T["n_train"] * _T["n"] * max(_T["n"], _T["d"]) * 8 / 2**20
+    return max(2000, RETAIN_FACTOR * (1000 + per_rung * task_mb + 30 * chunk_mb))
 
 
 def bounds_mem_mb():
