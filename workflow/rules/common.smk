@@ -293,9 +293,11 @@ def reads(stage: str) -> str:
     omit = STAGE_OMITS.get(stage, {})
     return config_hash(
         {
-            key: {k: v for k, v in config[key].items() if k not in omit[key]}
-            if key in omit
-            else config[key]
+            key: (
+                {k: v for k, v in config[key].items() if k not in omit[key]}
+                if key in omit
+                else config[key]
+            )
             for key in STAGE_READS[stage]
         }
     )

@@ -93,7 +93,8 @@ def _finite_min(values) -> float:
 
 def _settings(b: dict, static: bool):
     """L-BFGS's settings: ``static_iter`` iterations where the objective is free of the sample's
-    size (the population objective, a static rung's moments), else ``max_iter``."""
+    size (the population objective, a static rung's moments), else ``max_iter``; ``chunk``
+    problems at a time (they share L-BFGS's line search: fewer converge less well)."""
     from entropic_bound.bounds.optimise import BoundSettings
 
     iters = b["static_iter"] if static else b["max_iter"]
@@ -183,7 +184,8 @@ def _optimised_routes(cfg, tasks, pairs, routes, factors, found, progress) -> No
         # and free of the sample's size
         batch = MomentBatch if static else None
         problems = [p for _, p in lbfgs]
-        rows = optimised_bounds(tasks, problems, _settings(b, static), keep_best=True, batch=batch)
+        s = _settings(b, static)
+        rows = optimised_bounds(tasks, problems, s, keep_best=True, batch=batch)
         for (route, p), row in zip(lbfgs, rows):
             found.setdefault((p.task, p.rank, route), []).append(row["R_bound"])
         done += 1
