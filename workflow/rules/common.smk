@@ -390,13 +390,18 @@ def train_mem_mb():
 
 
 def best_bounds_mem_mb():
-    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits) and L-BFGS's
-    autograd ~30 float64 arrays of one chunk of problems on every training sequence."""
+    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits), a float64
+    copy of a task's X and Y and two moments [nd, nd] per task (the static rungs), and, where
+    L-BFGS runs on the sample (bounds.best.max_iter > 0), autograd's ~30 float64 arrays of one
+    chunk of problems on every training sequence."""
     b = config["bounds"]["best"]
-    task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
+    n, d, B = _T["n"], _T["d"], _T["n_train"]
+    task_mb = (B + _T["n_test"]) * n * d * 4 * 2 / 2**20
     per_rung = len(_T["r_star"]) * len(_T["seeds"])
-    chunk_mb = b["chunk"] * _T["n_train"] * _T["n"] * max(_T["n"], _T["d"]) * 8 / 2**20
-    return max(2000, RETAIN_FACTOR * (1000 + per_rung * task_mb + 30 * chunk_mb))
+    moments_mb = 2 * (n * d) ** 2 * 8 / 2**20
+    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20 if b["max_iter"] else 0
+    sample = 1000 + per_rung * (task_mb + moments_mb) + 2 * DATA_MB + 30 * chunk_mb
+    return max(2000, RETAIN_FACTOR * sample)
 
 
 def bounds_mem_mb():
