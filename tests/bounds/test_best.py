@@ -243,3 +243,22 @@ def test_a_start_with_its_own_value_map_is_taken_as_given():
     assert torch.equal(batch.Q[0, :, 1], torch.zeros(4, dtype=torch.float64))  # beyond rank 1
     assert torch.equal(batch.V[0], 3 * torch.eye(4, dtype=torch.float64))
     assert torch.equal(batch.V[1], torch.as_tensor(a["V"], dtype=torch.float64))
+
+
+def test_a_rank_search_with_restarts_keeps_one_factor_row_per_student():
+    """train.ranks: search and restarts: the factors are those of the students the metrics
+    keep, one row each."""
+    from entropic_bound.train.engine import Optim
+    from entropic_bound.train.search import train_by_search
+
+    tasks = []
+    for r in (2, 3):
+        a = make_task(TaskSpec(rung="L3", r_star=r, seed=0, n=4, d=4, n_train=128, n_test=64))
+        tasks.append((a, json.loads(str(a.pop("meta")))))
+    optim = Optim(lr=3e-2, batch=32, max_steps=60, eval_every=20, restarts=1)
+    kw = dict(epsilon=1e-3, init_scale=1e-2, device="cpu", backend="torch", factors=True)
+    out = train_by_search(tasks, "L3", [0, 1], optim, k=4, **kw)
+    key = lambda t: sorted(zip(t["task_id"], t["rank"], t["seed"]))  # noqa: E731
+    assert key(out["factors"]) == key(out["metrics"])
+    both = out["factors"].merge(out["metrics"], on=["task_id", "rank", "seed"])
+    assert (both["restart_x"] == both["restart_y"]).all()
