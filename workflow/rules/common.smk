@@ -160,6 +160,15 @@ def train_job_outputs():
 TRAIN_FACTORS = f"{RUN}/train/{{rung}}/factors_c{{chunk}}.npz"
 
 
+def train_factor_files():
+    """Every training job's students' factors (train/factors.py)."""
+    return [
+        TRAIN_FACTORS.format(rung=rung, chunk=c)
+        for rung in RUNGS
+        for c in range(len(chunks_of_rung(config, rung)))
+    ]
+
+
 def group_train_files(wildcards):
     """The training outputs the best bounds of one bounds group read: each of its rungs'
     sweep metrics and students' factors, by rung."""
@@ -209,6 +218,7 @@ def get_artifacts():
         *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
         *(path for t in TRAIN_TABLES for path in train_outputs(t)),
+        *train_factor_files(),  # the students' factors the best bounds start from
         BETA_TRAIN,  # the exploratory training job (exploratory.smk)
     ]
 

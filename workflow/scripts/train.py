@@ -18,10 +18,10 @@ def main(sm):
     for kind in sm.params.kinds:  # sweep, then static: one process, torch loaded once
         with heartbeat(f"train {w.rung} {kind} c{w.chunk}") as hb:
             out = train_chunk(sm.config, w.rung, kind, tasks, progress=hb.steps, bounds=bounds)
+        prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
         factors = out.pop("factors", None)  # the sweep's: the best bounds' starts
         if factors is not None:
-            save_factors(factors, sm.output.factors)
-        prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
+            save_factors(factors, sm.output.factors, prov)
         for name, df in out.items():
             write_table(df, sm.output[f"{name}_{kind}"], prov)
 

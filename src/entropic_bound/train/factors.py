@@ -24,9 +24,10 @@ def factors_frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(FACTOR_COLUMNS))
 
 
-def save_factors(table: pd.DataFrame, path) -> None:
-    """Write a factors table (Q, K of each row [k, its rank]) as one ``.npz``."""
-    from entropic_bound.core.io import write_npz
+def save_factors(table: pd.DataFrame, path, provenance: dict | None = None) -> None:
+    """Write a factors table (Q, K of each row [k, its rank]) as one ``.npz``, with the
+    provenance sidecar of an artifact when ``provenance`` is given."""
+    from entropic_bound.core.io import stamp, write_npz
 
     S = len(table)
     k = int(table["Q"].iloc[0].shape[0]) if S else 0
@@ -47,6 +48,8 @@ def save_factors(table: pd.DataFrame, path) -> None:
         K=K,
         V=V,
     )
+    if provenance is not None:
+        stamp(path, provenance)
 
 
 def load_factors(path) -> pd.DataFrame:
