@@ -1,6 +1,9 @@
 # Class bounds (src/entropic_bound/bounds/): R*_c(r) of every task at the ranks the claims test
 # (L0 exact, the other classes by direct optimisation) and ε_task, which the rung's training
 # jobs read; registration v2 of the claims compares every risk with its class's own bound.
+# After training, best_bounds adds the best-known bound of every (task, rank) by independent
+# routes (population objective, L-BFGS on the students' training set from registered starts,
+# the students themselves); tables/bounds.csv holds both.
 
 
 rule bounds:
@@ -32,10 +35,40 @@ rule bounds:
         "../scripts/bounds.py"
 
 
-rule collect_bounds:
-    """Every rung's bounds in one table."""
+rule best_bounds:
+    """The best-known bound R̂*_c(r) of every (task, rank) of the group's v2 bounds
+    (docs/method.md §5b, "Best-known bounds"): v2's rows, every column as it is, with one
+    column per route and their minimum, after the group's training jobs.
+    """
     input:
-        expand("{run}/bounds/{group}.csv", run=RUN, group=BOUNDS_GROUPS),
+        lambda wildcards: [p for ps in group_task_files(wildcards).values() for p in ps],
+        group_train_inputs,
+        v2=f"{RUN}/bounds/{{group}}.csv",
+        code=package_code("bounds", "train/factors"),
+    output:
+        f"{RUN}/best_bounds/{{group}}.csv",
+    log:
+        f"{RUN}/logs/best_bounds/{{group}}.log",
+    benchmark:
+        f"{RUN}/benchmarks/best_bounds/{{group}}.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=by_attempt(best_bounds_mem_mb()),
+        runtime=runtime_by_attempt(60),
+    params:
+        reads=reads("best_bounds"),
+        task_files=group_task_files,
+        train_files=group_train_files,
+    script:
+        "../scripts/best_bounds.py"
+
+
+rule collect_bounds:
+    """Every rung's bounds in one table: v2's columns as they are, and the best-known bounds."""
+    input:
+        expand("{run}/best_bounds/{group}.csv", run=RUN, group=BOUNDS_GROUPS),
     output:
         report(f"{RUN}/tables/bounds.csv", **REPORT["bounds"]),
     log:

@@ -157,6 +157,43 @@ def train_job_outputs():
     }
 
 
+#: the students' factors a training job keeps for the best-known bounds (train/factors.py)
+TRAIN_FACTORS = f"{RUN}/train/{{rung}}/factors_c{{chunk}}.npz"
+
+
+def train_factor_files():
+    """Every training job's students' factors (train/factors.py)."""
+    return [
+        TRAIN_FACTORS.format(rung=rung, chunk=c)
+        for rung in RUNGS
+        for c in range(len(chunks_of_rung(config, rung)))
+    ]
+
+
+def group_train_files(wildcards):
+    """The training outputs the best bounds of one bounds group read: each of its rungs'
+    sweep metrics and students' factors, by rung."""
+    return {
+        rung: {
+            "metrics": [
+                f"{RUN}/train/{rung}/sweep_c{c}.metrics.parquet"
+                for c in range(len(chunks_of_rung(config, rung)))
+            ],
+            "factors": [
+                TRAIN_FACTORS.format(rung=rung, chunk=c)
+                for c in range(len(chunks_of_rung(config, rung)))
+            ],
+        }
+        for rung in BOUNDS_GROUPS[wildcards.group]
+    }
+
+
+def group_train_inputs(wildcards):
+    """:func:`group_train_files` as one flat list (the rule's input)."""
+    files = group_train_files(wildcards).values()
+    return [p for f in files for kind in ("metrics", "factors") for p in f[kind]]
+
+
 def train_outputs(table):
     """Every training job's `table` (metrics, dynamics or loss)."""
     return [
@@ -182,6 +219,7 @@ def get_artifacts():
         *INTERMEDIATE_TABLES,  # the analyses' tables under tables/ (analysis.smk)
         *ANALYSIS_OUTPUTS,  # claims, figures, T2-T4: workflow/rules/analysis.smk
         *(path for t in TRAIN_TABLES for path in train_outputs(t)),
+        *train_factor_files(),  # the students' factors the best bounds start from
         BETA_TRAIN,  # the exploratory training job (exploratory.smk)
     ]
 
@@ -243,7 +281,8 @@ def clear_partial_claims():
 # any thread count).
 STAGE_READS = {
     "tasks": ("seed", "task"),
-    "bounds": ("seed", "task", "bounds"),
+    "bounds": ("seed", "task", "bounds"),  # less bounds.best (STAGE_OMITS)
+    "best_bounds": ("seed", "task", "bounds"),
     "predict": ("seed", "task", "predict"),
     "train": ("seed", "task", "train", "device"),
     "frontier": ("seed", "frontier", "predict"),
@@ -255,9 +294,24 @@ STAGE_READS = {
 }
 
 
+#: keys of a section that a stage does not read: registration v2's bounds, which training
+#: reads, do not depend on the best-known bounds' settings (an edit of them reruns only those)
+STAGE_OMITS = {"bounds": {"bounds": ("best",)}}
+
+
 def reads(stage: str) -> str:
     """The digest of the config sections ``stage`` reads (a rule's ``params.reads``)."""
-    return config_hash({key: config[key] for key in STAGE_READS[stage]})
+    omit = STAGE_OMITS.get(stage, {})
+    return config_hash(
+        {
+            key: (
+                {k: v for k, v in config[key].items() if k not in omit[key]}
+                if key in omit
+                else config[key]
+            )
+            for key in STAGE_READS[stage]
+        }
+    )
 
 
 # --- cluster resources ---
@@ -344,6 +398,21 @@ def train_mem_mb():
     """A training job holds its tasks' float32 arrays twice (loaded, stacked), plus torch/CUDA."""
     task_mb = (_T["n_train"] + _T["n_test"]) * _T["n"] * _T["d"] * 4 * 2 / 2**20
     return max(4000, 3000 + 2 * config["train"]["tasks_per_job"] * task_mb)
+
+
+def best_bounds_mem_mb():
+    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits), a float64
+    copy of a task's X and Y and two moments [nd, nd] per task (the static rungs), and, where
+    L-BFGS runs on the sample (bounds.best.max_iter > 0), autograd's ~30 float64 arrays of one
+    chunk of problems on every training sequence."""
+    b = config["bounds"]["best"]
+    n, d, B = _T["n"], _T["d"], _T["n_train"]
+    task_mb = (B + _T["n_test"]) * n * d * 4 * 2 / 2**20
+    per_rung = len(_T["r_star"]) * len(_T["seeds"])
+    moments_mb = 2 * (n * d) ** 2 * 8 / 2**20
+    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20 if b["max_iter"] else 0
+    sample = 1000 + per_rung * (task_mb + moments_mb) + 2 * DATA_MB + 30 * chunk_mb
+    return max(2000, RETAIN_FACTOR * sample)
 
 
 def bounds_mem_mb():

@@ -8,6 +8,8 @@ rule train:
         bounds=rung_bounds_file,
     output:
         **train_job_outputs(),
+        # the sweep's students at the bounds' ranks, for the best-known bounds (bounds.smk)
+        factors=TRAIN_FACTORS,
     log:
         f"{RUN}/logs/train/{{rung}}_c{{chunk}}.log",
     benchmark:

@@ -1,5 +1,5 @@
 """Rule `train`: one training job, the sweep and the static students of one chunk of a rung
-(see entropic_bound.train.engine)."""
+(see entropic_bound.train.engine), and the sweep's students' factors at the bounds' ranks."""
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
@@ -7,6 +7,7 @@ from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import read_table, write_table
 from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
+from entropic_bound.train.factors import save_factors
 from entropic_bound.train.stage import load_tasks, train_chunk
 
 
@@ -18,6 +19,9 @@ def main(sm):
         with heartbeat(f"train {w.rung} {kind} c{w.chunk}") as hb:
             out = train_chunk(sm.config, w.rung, kind, tasks, progress=hb.steps, bounds=bounds)
         prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
+        factors = out.pop("factors", None)  # the sweep's: the best bounds' starts
+        if factors is not None:
+            save_factors(factors, sm.output.factors, prov)
         for name, df in out.items():
             write_table(df, sm.output[f"{name}_{kind}"], prov)
 

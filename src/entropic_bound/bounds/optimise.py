@@ -31,18 +31,30 @@ from entropic_bound.tasks.mixing import apply_operator
 class BoundSettings:
     """How a non-L0 bound is optimised (config ``bounds``)."""
 
-    n_seqs: int = 1024  # training sequences of the large-sample loss
+    n_seqs: int | None = 1024  # training sequences of the large-sample loss (None: all)
     max_iter: int = 200  # L-BFGS iterations
     grad_tol: float = 1e-7  # stop when every problem's ‖∇R‖ is below this
     chunk: int = 16  # problems optimised together (memory: chunk × n_seqs × n × d floats)
 
 
+@dataclass(frozen=True)
+class Start:
+    """Where L-BFGS starts a problem: factors ``Q, K`` [k, rank] and, optionally, the value map
+    ``V`` [d, d] (None: the teacher's). Registered starts: bounds/starts.py."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray | None = None
+
+
 @dataclass
 class Problem:
-    """One (task, rank) problem: the task's training/test data and teacher, and the rank."""
+    """One (task, rank) problem: the task's training/test data and teacher, the rank, and where it
+    starts (None: the teacher's truncated SVD and value map, registration v2's start)."""
 
     task: int  # index into the task list
     rank: int
+    start: Start | None = None
 
 
 def _factors(kernel: torch.Tensor, rank: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -56,25 +68,48 @@ def _factors(kernel: torch.Tensor, rank: int, width: int) -> tuple[torch.Tensor,
     return Q, K
 
 
-class _Batch:
-    """A chunk of problems of one rung as stacked tensors, and their risk."""
+def _as64(a) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(a), dtype=torch.float64)
 
-    def __init__(self, tasks, problems: list[Problem], n_seqs: int):
+
+def start_factors(kernel, p: Problem, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Q, K [k, width] where problem ``p`` starts (columns beyond its rank zero): its
+    :class:`Start`'s, or the teacher ``kernel``'s truncated SVD."""
+    if p.start is None:
+        return _factors(_as64(kernel), p.rank, width)
+    Q = torch.zeros(kernel.shape[0], width, dtype=torch.float64)
+    K = torch.zeros_like(Q)
+    Q[:, : p.rank] = _as64(p.start.Q)[:, : p.rank]
+    K[:, : p.rank] = _as64(p.start.K)[:, : p.rank]
+    return Q, K
+
+
+class _Batch:
+    """A chunk of problems of one rung as stacked tensors, and their risk (on the first
+    ``n_seqs`` training sequences; None: all of them)."""
+
+    def __init__(self, tasks, problems: list[Problem], n_seqs: int | None):
         metas = [tasks[p.task][1] for p in problems]
         self.rung, self.beta = metas[0]["class"], float(metas[0]["beta"])
         width = max(p.rank for p in problems)
         arrays = [tasks[p.task][0] for p in problems]
-        as64 = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float64)  # noqa: E731
-        self.X = torch.stack([as64(a["X_train"][:n_seqs]) for a in arrays])  # [P, B, n, d]
-        self.Y = torch.stack([as64(a["Y_train"][:n_seqs]) for a in arrays])
-        self.power = self.Y.pow(2).mean(dim=(1, 2, 3))  # [P]
+        as64 = _as64
+        self._data(tasks, problems, n_seqs)
         self.P = torch.stack([as64(a["P"]) for a in arrays])[:, None]  # [P, 1, n, d]
-        QK = [_factors(as64(a["kernel"]), p.rank, width) for a, p in zip(arrays, problems)]
+        QK = [start_factors(a["kernel"], p, width) for a, p in zip(arrays, problems)]
         self.Q = torch.stack([q for q, _ in QK]).requires_grad_(True)  # [P, k, width]
         self.K = torch.stack([k for _, k in QK]).requires_grad_(True)
-        self.V = torch.stack([as64(a["V"]) for a in arrays]).requires_grad_(True)  # [P, d, d]
+        V = [a["V"] if p.start is None or p.start.V is None else p.start.V for a, p in zip(arrays, problems)]  # fmt: skip
+        self.V = torch.stack([as64(v) for v in V]).requires_grad_(True)  # [P, d, d]
         cols = torch.arange(width)
         self.mask = (cols[None, :] < torch.tensor([p.rank for p in problems])[:, None]).double()
+
+    def _data(self, tasks, problems: list[Problem], n_seqs: int | None) -> None:
+        """The training sample: X, Y [P, B, n, d] and mean Y² [P]."""
+        arrays = [tasks[p.task][0] for p in problems]
+        self.X = torch.stack([_as64(a["X_train"][:n_seqs]) for a in arrays])  # [P, B, n, d]
+        self.Y = torch.stack([_as64(a["Y_train"][:n_seqs]) for a in arrays])
+        self.power = self.Y.pow(2).mean(dim=(1, 2, 3))  # [P]
 
     def params(self) -> list[torch.Tensor]:
         return [self.Q, self.K, self.V]
@@ -126,13 +161,43 @@ def _no_dynamo_import():
                 delattr(fn, _DYNAMO_CACHE)
 
 
-def _optimise(batch: _Batch, s: BoundSettings) -> tuple[int, np.ndarray]:
-    """L-BFGS on the summed risk; returns (iterations, final gradient norms [P])."""
+class BestIterate:
+    """Each problem's least risk over every evaluation of an optimisation, and its parameters.
+
+    The problems of a chunk share L-BFGS's scalars (its line search and curvature pairs), so a
+    problem that starts at its optimum may be moved off it by the others' steps; the best-known
+    bounds keep each problem's best iterate (by the objective, never the test set)."""
+
+    def __init__(self, params: list[torch.Tensor]):
+        self.risk = torch.full((params[0].shape[0],), float("inf"), dtype=torch.float64)
+        self.params = [p.detach().clone() for p in params]
+
+    def update(self, risks: torch.Tensor, params: list[torch.Tensor]) -> None:
+        with torch.no_grad():
+            better = risks.detach() < self.risk  # NaN is never better
+            if bool(better.any()):
+                self.risk = torch.where(better, risks.detach(), self.risk)
+                for kept, p in zip(self.params, params):
+                    kept[better] = p.detach()[better]
+
+    def restore(self, params: list[torch.Tensor]) -> None:
+        with torch.no_grad():
+            for kept, p in zip(self.params, params):
+                p.copy_(kept)
+
+
+def _optimise(batch, s: BoundSettings, keep_best: bool = False) -> tuple[int, np.ndarray]:
+    """L-BFGS on the summed risk; returns (iterations, final gradient norms [P]). ``keep_best``:
+    each problem ends at its best iterate (:class:`BestIterate`), not at L-BFGS's last."""
+    best = BestIterate(batch.params()) if keep_best else None
     with _no_dynamo_import():
-        return _lbfgs(batch, s)
+        iters = _lbfgs(batch, s, best)
+    if best is not None:
+        best.restore(batch.params())
+    return iters, batch.grad_norms()
 
 
-def _lbfgs(batch: _Batch, s: BoundSettings) -> tuple[int, np.ndarray]:
+def _lbfgs(batch, s: BoundSettings, best: BestIterate | None = None) -> int:
     opt = torch.optim.LBFGS(
         batch.params(),
         lr=1.0,
@@ -145,13 +210,15 @@ def _lbfgs(batch: _Batch, s: BoundSettings) -> tuple[int, np.ndarray]:
 
     def closure():
         opt.zero_grad()
-        loss = batch.risks().sum()
+        risks = batch.risks()
+        if best is not None:
+            best.update(risks, batch.params())
+        loss = risks.sum()
         loss.backward()
         return loss
 
     opt.step(closure)
-    iters = int(opt.state[batch.Q].get("n_iter", 0))
-    return iters, batch.grad_norms()
+    return int(opt.state[batch.Q].get("n_iter", 0))
 
 
 def test_risk(batch: _Batch, tasks, problems: list[Problem]) -> np.ndarray:
@@ -178,17 +245,27 @@ def _select(batch: _Batch, i: int) -> _Batch:
     return one
 
 
-def optimised_bounds(tasks, problems: list[Problem], s: BoundSettings, progress=None) -> list[dict]:
+def optimised_bounds(
+    tasks,
+    problems: list[Problem],
+    s: BoundSettings,
+    progress=None,
+    keep_best: bool = False,
+    batch=None,
+) -> list[dict]:
     """Rows (task index, rank, R_bound, grad_norm, iterations) of every problem, in order.
 
     ``tasks``: list of (arrays, meta) of one rung (``tasks.load_task``); ``progress(done, total)``
-    after each chunk."""
+    after each chunk; ``s.n_seqs`` None: every training sequence; ``keep_best``: each problem
+    scored at its best training-risk iterate (:class:`BestIterate`; registration v2's bounds
+    take L-BFGS's last); ``batch``: the class of a chunk (default the batch here; a static
+    rung's may take bounds/moments.py's, the same risks from the sample's moments)."""
     rows = []
     for start in range(0, len(problems), s.chunk):
         chunk = problems[start : start + s.chunk]
-        batch = _Batch(tasks, chunk, s.n_seqs)
-        iters, gnorm = _optimise(batch, s)
-        risk = test_risk(batch, tasks, chunk)
+        one = (batch or _Batch)(tasks, chunk, s.n_seqs)
+        iters, gnorm = _optimise(one, s, keep_best)
+        risk = test_risk(one, tasks, chunk)
         for p, r, g in zip(chunk, risk, gnorm):
             rows.append(
                 {"task": p.task, "rank": p.rank, "R_bound": float(r), "grad_norm": float(g)}

@@ -12,6 +12,10 @@ STATIC_RUNGS = ("L0", "L1")
 #: rungs whose operator is a row-softmax (log-inversion applies to them)
 SOFTMAX_CLASSES = ("L1", "L2", "Lam", "L4")
 
+#: rungs whose mixing ignores the input (M = act(bias)): the population objective of the
+#: best-known bounds is exact there (bounds/population.py)
+POPULATION_CLASSES = ("L0", "L1", "L2")
+
 _LAM = re.compile(r"^Lam(\d+(?:\.\d+)?)$")
 
 
@@ -49,6 +53,11 @@ def ladder_lambda(rung: str) -> float | None:
     """Position of a query-key rung on the interpolation ladder (L2 = 0, L4 = 1)."""
     cls, lam = parse_rung(rung)
     return {"L2": 0.0, "L4": 1.0, "Lam": lam}.get(cls)
+
+
+def has_population(rung: str) -> bool:
+    """Whether a rung's mixing ignores the input (its population objective is exact)."""
+    return parse_rung(rung)[0] in POPULATION_CLASSES
 
 
 def is_softmax(rung: str) -> bool:

@@ -14,6 +14,8 @@ kept bitwise (every cached table depends on them), so each is a named function h
 * ``frontier``: (base seed, tag, ...) integer words, with a tag per stream of the frontier
   (:data:`FRONTIER_INPUTS` for X, E, V of an (n, seed); :data:`FRONTIER_KERNEL` for the kernel
   of an (r*, seed)) that keeps it apart from the task streams.
+* ``bound_start``: (base seed, task id, :data:`BOUND_START`, rank, start index), hashed like
+  ``student``: the k-th random start of a best-known class bound (docs/method.md §5b).
 * ``noisy_copy``: (base seed, r*, task seed, :data:`NOISY_COPY`) seeds numpy's generator
   directly through the key's SeedSequence (not through a 32-bit word): the noise of the
   noisy copies of the data-only predictions.
@@ -30,6 +32,8 @@ import torch
 FRONTIER_INPUTS = 7919
 FRONTIER_KERNEL = 104729
 NOISY_COPY = 31337
+#: the word that keeps the random starts of the best-known bounds apart from the students' streams
+BOUND_START = "bound_start"
 
 
 def stream_seed(*key, hashed: bool = False) -> int:
@@ -52,6 +56,10 @@ def student_stream(
 ) -> torch.Generator:
     key = (base_seed, task_id, student_class, seed) + ((f"restart{restart}",) if restart else ())
     return torch_stream(*key, hashed=True)
+
+
+def bound_start_stream(base_seed: int, task_id: str, rank: int, index: int) -> torch.Generator:
+    return torch_stream(base_seed, task_id, BOUND_START, rank, index, hashed=True)
 
 
 def frontier_stream(base_seed: int, tag: int, *key: int) -> torch.Generator:

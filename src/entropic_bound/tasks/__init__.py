@@ -10,6 +10,7 @@ _EXPORTS = {
     "chunks_of_rung": "grid",
     "mixing_operator": "mixing",
     "operator_terms": "mixing",
+    "static_mixing": "mixing",
     "bilinear_coefficient": "mixing",
     "operator_terms_adjoint": "mixing",
     "apply_operator": "mixing",

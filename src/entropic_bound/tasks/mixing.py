@@ -59,6 +59,23 @@ def mixing_operator(
     return torch.softmax(Z, dim=-1) if softmax else Z
 
 
+def static_mixing(
+    rung: str,
+    kernel: torch.Tensor,
+    *,
+    n: int,
+    d: int,
+    beta: float = 1.0,
+    P: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """M = act(bias): [..., n, n], the mixing matrix of a rung whose operator does not look at
+    the input (L0, L1, L2: :func:`operator_terms` with no A). ValueError for the others."""
+    A, bias, softmax = operator_terms(rung, kernel, n=n, d=d, beta=beta, P=P)
+    if A is not None:
+        raise ValueError(f"rung {rung} mixes by its input (X A Xᵀ): no static mixing matrix")
+    return torch.softmax(bias, dim=-1) if softmax else bias
+
+
 def operator_terms(
     rung: str,
     kernel: torch.Tensor,

@@ -273,6 +273,7 @@ def train_students(
     rows: list[tuple[int, int, int]] | None = None,
     progress=None,
     restart: int = 0,
+    factors: bool = False,
 ) -> dict[str, pd.DataFrame]:
     """Train every (task, seed, rank) student of ``student_class`` in one batched program.
 
@@ -285,7 +286,8 @@ def train_students(
     ``epsilon``: the retirement target, one float or one per task (ε_task, docs/method.md §5b).
     ``products``: how the fused kernel forms a low-rank student's bilinear term
     (:func:`backends.factored_ranks`). ``restart``: which initialisation of each student
-    (0: the first; :mod:`train.restarts` draws the others).
+    (0: the first; :mod:`train.restarts` draws the others). ``factors``: a fourth table,
+    ``factors``, of every student's final Q, K (cut to its rank) and V (train/factors.py).
     """
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
@@ -305,11 +307,33 @@ def train_students(
             break
     rec = run.rec
     metrics = final_metrics(tasks, run.layout, run.prob, rec, static_student, dev, backend)
-    return {
+    out = {
         "metrics": metrics,
         "dynamics": long_rows(rec.dynamics, metrics, "spectrum"),
         "loss": long_rows(rec.loss, metrics, "train_loss"),
     }
+    if factors:
+        out["factors"] = final_factors(run.layout, run.prob.shapes, rec.final)
+    return out
+
+
+def final_factors(layout: StudentLayout, sh: Shapes, final: torch.Tensor) -> pd.DataFrame:
+    """Every student's final parameters, one row each in layout order (train/factors.py)."""
+    from entropic_bound.train.factors import factors_frame
+
+    Q, K, V = (t.detach().cpu().numpy() for t in sh.unpack(final))
+    rows = [
+        {
+            "task_id": layout.task_ids[int(layout.task[s])],
+            "rank": int(layout.rank[s]),
+            "seed": layout.seed(s),
+            "Q": Q[s, :, : int(layout.rank[s])].copy(),
+            "K": K[s, :, : int(layout.rank[s])].copy(),
+            "V": V[s].copy(),
+        }
+        for s in range(len(layout))
+    ]
+    return factors_frame(rows)
 
 
 def _products_of(backend: str, products: str) -> str:

@@ -72,8 +72,10 @@ def keep_better(old: dict, new: dict) -> dict:
             df.iloc[pos] = fresh.to_numpy()
             out[name] = df.astype(old[name].dtypes.to_dict())
         else:
-            # curves: the student's rows swapped for the new run's, in the engine's order
+            # curves: the student's rows swapped for the new run's, in the engine's order (a
+            # table without steps, the factors: by student)
             kept = df[~key.isin(better)]
             both = pd.concat([kept, fresh], ignore_index=True)
-            out[name] = both.sort_values(STUDENT + ["step"], kind="stable").reset_index(drop=True)
+            order = STUDENT + (["step"] if "step" in both.columns else [])
+            out[name] = both.sort_values(order, kind="stable").reset_index(drop=True)
     return out

@@ -133,8 +133,8 @@ def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon,
         out = train_restarting(
             blind, student_class, None, seeds, optim, rows=rows, epsilon=epsilon, **kw
         )  # epsilon per task indexes the blind task list, as the rows do
-        for name in parts:
-            parts[name].append(out[name])
+        for name, df in out.items():  # factors too, when asked for
+            parts.setdefault(name, []).append(df)
         rounds.append(len(requests))
         m = out["metrics"]
         index = {meta["task_id"]: t for t, (_, meta) in enumerate(blind)}
@@ -160,9 +160,12 @@ def train_by_search(tasks, student_class: str, seeds, optim, *, k: int, epsilon,
             "ranks_trained": [" ".join(map(str, sorted(kn.risk))) for kn in knees],
         }
     )
-    return {
+    out = {
         "metrics": assemble("metrics", ["_t", "seed", "rank"]),
         "dynamics": assemble("dynamics", ["task_id", "rank", "seed", "step"]),
         "loss": assemble("loss", ["task_id", "rank", "seed", "step"]),
         "search": search,
     }
+    if "factors" in parts:
+        out["factors"] = pd.concat(parts["factors"], ignore_index=True)
+    return out

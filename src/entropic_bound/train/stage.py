@@ -22,8 +22,11 @@ def train_chunk(
     L1 students at full rank n (``kind="static"``), on ``tasks`` (:func:`load_tasks`).
     ``progress``: see engine.train_students. ``bounds``: (the bounds table of the rung, the
     ε_task factor): the sweep then retires students and searches knees at each task's
-    ε_task = min(train.epsilon, factor·R*_c(r* − 1)) (docs/method.md §5b); None:
-    ``train.epsilon`` for every task. The static students always use ``train.epsilon``."""
+    ε_task = min(train.epsilon, factor·R*_c(r* − 1)) (docs/method.md §5b), and it returns a
+    fourth table, ``factors``: the final Q, K, V of the sweep's students at the (task, rank)
+    pairs of the bounds table (train/factors.py; the starts of the best-known bounds); None:
+    ``train.epsilon`` for every task, no factors. The static students always use
+    ``train.epsilon``."""
     import sys
 
     from entropic_bound.config.load import class_optim
@@ -45,6 +48,10 @@ def train_chunk(
     else:
         raise ValueError(f"unknown training kind {kind!r}; use sweep or static")
     parts: dict[str, list[pd.DataFrame]] = {"metrics": [], "dynamics": [], "loss": []}
+    keep = None  # the (task, rank) pairs whose students' factors the bounds need
+    if bounds is not None and kind == "sweep":
+        keep = set(zip(bounds[0]["task_id"], bounds[0]["rank"].astype(int)))
+        parts["factors"] = []
     for student_class, ranks, static in jobs:
         optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
         kw = dict(
@@ -57,6 +64,7 @@ def train_chunk(
             backend=t.get("backend", "auto"),
             products=t.get("products", "auto"),
             progress=progress,
+            factors=keep is not None,
         )
         if search and not static:
             out = train_by_search(
@@ -72,4 +80,9 @@ def train_chunk(
             out = train_restarting(tasks, student_class, ranks, t["student_seeds"], optim, **kw)
         for k, v in out.items():
             parts[k].append(v)
-    return {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+    out = {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+    if keep is not None:
+        f = out["factors"]
+        wanted = [(t, int(r)) in keep for t, r in zip(f["task_id"], f["rank"])]
+        out["factors"] = f[wanted].reset_index(drop=True)
+    return out
