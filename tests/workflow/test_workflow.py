@@ -106,8 +106,12 @@ def assert_same_tables(a: Path, b: Path):
 def test_every_artifact(run_a):
     run_dir, _ = run_a
     claims = pd.read_csv(run_dir / "tables" / "claims.csv")
-    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 2  # v1, then v2
-    assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9
+    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 3  # v1, v2, then v3
+    assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9
+    controls = pd.read_csv(run_dir / "tables" / "controls.csv")
+    v3 = controls[(controls.registration == "v3") & (controls.role != "validation")]
+    assert v3.true_passes.all() and v3.false_fails.all()  # every v3 check shown able to fail
+    assert "## Controls" in (run_dir / "claims.md").read_text()
     assert set(claims.verdict) <= {
         "reproduced",
         "not reproduced",

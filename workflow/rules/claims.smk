@@ -15,6 +15,10 @@ rule controls:
         f"{RUN}/benchmarks/controls.tsv"
     conda:
         "../../envs/compute.yaml"
+    resources:
+        # fabricated tables of 12 tasks a rung: ~0.3 GB, ~40 s on one core (no run data)
+        mem_mb=by_attempt(1000),
+        runtime=runtime_by_attempt(10),
     params:
         claims=CLAIMS,
     script:

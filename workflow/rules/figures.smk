@@ -4,11 +4,12 @@
 FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
 ]
-#: the headline outputs: claims (T1), tables T2-T4, figures F1-F7, and the exploratory
+#: the headline outputs: claims (T1) and their controls, tables T2-T4, figures F1-F7, and the exploratory
 #: tables X1-X3 and figures X1, X3 (see get_final_output)
 ANALYSIS_OUTPUTS = [
     f"{TABLES}/claims.csv",
     f"{RUN}/claims.md",
+    f"{TABLES}/controls.csv",
     f"{TABLES}/T2_intrinsic_ranks.csv",
     f"{TABLES}/T3_estimators.csv",
     f"{TABLES}/T4_frontier.csv",
