@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from entropic_bound.tasks.make import TaskSpec, load_task, make_task
+from entropic_bound.tasks.files import load_task
+from entropic_bound.tasks.make import TaskSpec, make_task
 
 SMALL = dict(n=6, d=4, n_train=64, n_test=32)
 

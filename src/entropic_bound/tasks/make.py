@@ -20,7 +20,6 @@ import torch
 from entropic_bound.core.rungs import kernel_dim, kernel_norm
 from entropic_bound.core.seeds import task_stream
 from entropic_bound.tasks.data import CHUNK_VALUES, generate_data, one_thread
-from entropic_bound.tasks.files import load_task  # noqa: F401  (its old home: readers import it here)
 from entropic_bound.tasks.grid import TaskSpec, task_specs  # noqa: F401  (task_specs: re-exported, the public API)
 
 
