@@ -128,10 +128,10 @@ def test_chunks_and_worker_threads_do_not_change_the_answer(capsys, l3, monkeypa
     and they agree with one big batch to rounding."""
     import torch
 
-    import entropic_bound.cli.npyio as npyio
+    import entropic_bound.predict.sources as sources
 
     whole = run_json(capsys, "predict", l3[0], "--no-static")["predictors"]["P_attn"]
-    monkeypatch.setattr(npyio, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
+    monkeypatch.setattr(sources, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
     before = torch.get_num_threads()
     results = []
     try:

@@ -28,7 +28,7 @@ class _Progress:
 def predict(args) -> dict:
     from dataclasses import replace
 
-    from entropic_bound.cli.recommend import Settings, check_estimator, validate_shapes
+    from entropic_bound.predict.recommend import Settings, check_estimator, validate_shapes
 
     settings = Settings(
         **{k: getattr(args, k) for k in Settings.__dataclass_fields__}  # each --option once
@@ -81,7 +81,7 @@ def _sources(args):
 
 
 def _predict_one(X, Y, settings, source, meta, args) -> dict:
-    from entropic_bound.cli.recommend import recommend_source
+    from entropic_bound.predict.recommend import recommend_source
 
     bar = _Progress(X.shape[0] if X.shape else 0, enabled=not args.json)
     try:

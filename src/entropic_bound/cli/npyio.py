@@ -33,8 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: elements per chunk read from disk (16 MB of float32): memory stays flat in B
-CHUNK_ITEMS = 1 << 22
+from entropic_bound.predict.sources import (  # noqa: F401  re-exported: the CLI reads them here
+    CHUNK_ITEMS,
+    ArraySource,
+    InputError,
+    rows_per_chunk,
+)
+
 #: optional members (``meta``) and string arrays are read whole only up to this many bytes
 SMALL_BYTES = 1 << 16
 SAVE_HINT = "save arrays with numpy.save or numpy.savez"
@@ -46,14 +51,6 @@ SAVE_HINT = "save arrays with numpy.save or numpy.savez"
 INFLATE_RATIO = {zipfile.ZIP_DEFLATED: 1032}
 INFLATE_RATIO_OTHER = 100
 INFLATE_FREE = 1 << 28
-
-
-class InputError(ValueError):
-    """A user error: ``what`` is wrong and ``todo`` says what to do about it."""
-
-    def __init__(self, what: str, todo: str = ""):
-        super().__init__(what + (f"; {todo}" if todo else ""))
-        self.what, self.todo = what, todo
 
 
 class DamagedError(InputError):
@@ -381,11 +378,6 @@ def _stream_member(ref: ArrayRef, B: int, rows: int, row_bytes: int, item_shape:
                 pass
 
 
-def rows_per_chunk(shape: tuple, extra: int = 0) -> int:
-    """Rows of about CHUNK_ITEMS values (``extra``: working values per row beyond the row)."""
-    return max(1, CHUNK_ITEMS // max(1, math.prod(shape[1:]) + extra))
-
-
 def read_small(ref: ArrayRef):
     """The whole of a small array (at most SMALL_BYTES), or None; never unpickles, never raises."""
     if ref.problem or ref.dtype is None or ref.dtype.hasobject or ref.nbytes > SMALL_BYTES:
@@ -397,22 +389,3 @@ def read_small(ref: ArrayRef):
         return np.concatenate(blocks) if blocks else np.empty(ref.shape, ref.dtype)
     except Exception:  # noqa: BLE001 - optional data: unreadable means absent
         return None
-
-
-class ArraySource:
-    """An in-memory array with the interface of :class:`ArrayRef` (for the Python API)."""
-
-    def __init__(self, array, name: str):
-        self.array = np.asarray(array)
-        self.name, self.shape, self.dtype = name, self.array.shape, self.array.dtype
-        self.numeric = self.dtype.kind in "biuf" and not self.dtype.fields
-
-    def where(self) -> str:
-        return self.name
-
-    def check(self) -> None:
-        pass
-
-    def rows(self, k: int):
-        for start in range(0, self.shape[0] if self.shape else 0, k):
-            yield start, self.array[start : start + k]

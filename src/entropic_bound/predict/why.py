@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from entropic_bound.cli.scan import DEFAULT_ESTIMATOR
 from entropic_bound.core.estimators import energy_tau
+from entropic_bound.predict.scan import DEFAULT_ESTIMATOR
 
 #: (confidence, why) of the cases whose words do not depend on the data
 _FIXED = {

@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from entropic_bound.cli import scan
-from entropic_bound.cli.entries import predictor_entries
-from entropic_bound.cli.npyio import ArraySource, InputError
-from entropic_bound.cli.placement import mixing, noise, regime, static_residual
-from entropic_bound.cli.scan import (
+from entropic_bound.core.estimators import estimate, estimator_names, round_rank
+from entropic_bound.predict import scan
+from entropic_bound.predict.entries import predictor_entries
+from entropic_bound.predict.placement import mixing, noise, regime, static_residual
+from entropic_bound.predict.scan import (
     AUTO_ESTIMATOR,
     DEFAULT_ESTIMATOR,
     Settings,
@@ -31,9 +31,9 @@ from entropic_bound.cli.scan import (
     make_plan,
     run_pass,
 )
-from entropic_bound.cli.shapes import Shape, head_source, validate_shapes
-from entropic_bound.cli.why import explain
-from entropic_bound.core.estimators import estimate, estimator_names, round_rank
+from entropic_bound.predict.shapes import Shape, head_source, validate_shapes
+from entropic_bound.predict.sources import ArraySource, InputError
+from entropic_bound.predict.why import explain
 
 
 @dataclass(frozen=True)

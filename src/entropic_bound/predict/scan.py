@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from entropic_bound.cli.npyio import InputError, rows_per_chunk
 from entropic_bound.predict.attention import AttnAccumulator
+from entropic_bound.predict.sources import InputError, rows_per_chunk
 
 #: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
 ATTN_WORK = 1 << 32
