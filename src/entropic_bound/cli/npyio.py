@@ -51,6 +51,12 @@ SAVE_HINT = "save arrays with numpy.save or numpy.savez"
 INFLATE_RATIO = {zipfile.ZIP_DEFLATED: 1032}
 INFLATE_RATIO_OTHER = 100
 INFLATE_FREE = 1 << 28
+#: a PyTorch file (torch.save) is refused by name: reading it means unpickling, which runs code
+TORCH_FILE = "{} is a PyTorch file ({}), not a .npz or .npy: it is not supported"
+TORCH_HINT = (
+    "save the tensors as arrays: numpy.savez(FILE, X=X.detach().cpu().numpy(), "
+    "Y=Y.detach().cpu().numpy())"
+)
 
 
 class DamagedError(InputError):
@@ -172,6 +178,8 @@ def file_kind(path: str, label: str | None = None) -> str:
         return "npy"
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "npz"
+    if head[:1] == b"\x80":  # a pickle: torch.save's legacy format, or pickle.dump
+        raise InputError(TORCH_FILE.format(label or path, "a pickle"), TORCH_HINT)
     raise InputError(
         f"{label or path} is not a .npz or .npy file" + (" (it is empty)" if not head else ""),
         "save X and Y with numpy.savez(FILE, X=X, Y=Y), or each with numpy.save",
@@ -268,6 +276,11 @@ def open_arrays(path: str, label: str | None = None) -> tuple[str, dict[str, Arr
                 f"{label or path} is not a readable .npz archive ({str(exc) or type(exc).__name__})",
                 "re-save it with numpy.savez",
             ) from None
+        names = [i.filename for i in infos]
+        if any(n.endswith("data.pkl") for n in names) and not any(
+            n.endswith(".npy") for n in names
+        ):  # torch.save's zip format: a pickle and raw storages, never unpickled here
+            raise InputError(TORCH_FILE.format(label or path, "a torch.save zip"), TORCH_HINT)
         refs: dict[str, ArrayRef] = {}
         with zf:
             overlapping = _overlapping(raw, infos, zf.start_dir)
