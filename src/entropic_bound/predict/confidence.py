@@ -13,8 +13,10 @@ threshold fitted to a test battery.
 * **a direction at the floor** (softmax-like, floor-aware cut): singular values above the
   floor's bulk edge m·(1 + √((d − k)/N)) (m the floor's median, d − k its directions, N the
   sequences summed: the Marchenko–Pastur edge of a flat floor estimated from N samples) but
-  below the cut 1.43·m are more than the floor's own scatter: first-order signal the cut left
-  out. The answer becomes the count above the edge, a lower bound on the rank.
+  below the cut 1.43·m are more than a white floor's own scatter: first-order signal the cut
+  left out, or structure of the floor (softmax's non-linear part is not white). The answer
+  becomes the count above the edge, the safe side of the two: the rank lies between them
+  (``approximate (floor)``).
 * **sharp attention**: the floor holds more energy than the first-order part (the energy
   beyond the cut ≥ ½): the expansion in β the predictor rests on no longer dominates the data,
   so directions of A can hide under the floor: the answer is a lower bound.
@@ -29,7 +31,8 @@ threshold fitted to a test battery.
   (B²·Σ_j‖ȳ_·j − μ‖² / Σ‖Y − μ‖², the mean over the first axis at each position j) ≫ 1 and
   above the index along the second axis says that the first axis holds the tokens.
 
-Confident words (exact, first-order, exact at zero noise) stay only where no signal fires.
+Confident words (exact, first-order, exact at zero noise) stay only where no signal fires; the
+word left is the weakest of the signals' (``low`` > ``lower bound`` > ``approximate (floor)``).
 """
 
 from __future__ import annotations
@@ -134,17 +137,22 @@ def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causa
     (raised to the edge count when directions stand between the floor's edge and the cut),
     the confidence (lowered where a signal fires), ``signals`` and ``lowered_by``."""
     signals: dict = {}
-    lowered: list[str] = []
+    lowered: list[tuple[str, str]] = []  # (the confidence it leaves, why)
     fixes: list[str] = []
+
+    def add(word: str, why: str) -> None:
+        lowered.append((word, why))
+
     softmax = mix.get("label") == "softmax-like"
     if rec["predictor"] == "P_attn" and softmax and not causal:
         share = float(rec["tail_energy"])
         signals["floor_share"] = share
         if share >= SHARP_FLOOR_SHARE:
-            lowered.append(
+            add(
+                "lower bound",
                 f"the floor holds {share:.0%} of P_attn's energy, more than the first-order "
                 "part: attention this sharp is beyond the first order in β that P_attn reads, "
-                "and directions of A can hide under the floor; the answer is a lower bound"
+                "and directions of A can hide under the floor; the answer is a lower bound",
             )
             fixes.append(
                 f"train a rank sweep from {rec['min_qk_rank']} up to the safe rank "
@@ -154,47 +162,66 @@ def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causa
         k, edge = edge_rank(pred["spectrum"], rec["min_qk_rank"], pred["sequences_used"])
         signals["edge_rank"], signals["floor_edge"] = k, edge
         if k > rec["min_qk_rank"]:
-            lowered.append(
+            add(
+                "approximate (floor)",
                 f"{k - rec['min_qk_rank']} more singular value(s) stand above the floor's bulk "
                 f"edge ({edge:.3g} of s₁: its median × (1 + √((d − k)/N))) but below the cut "
                 f"{FLOOR_CUT} × the floor: directions of the kernel at the floor, which the "
-                f"floor-aware rank leaves out; the answer is raised from {rec['min_qk_rank']} "
-                f"to {k}, a lower bound"
+                f"floor-aware rank leaves out, or structure of the floor itself (softmax's "
+                f"non-linear part is not white noise); the answer is raised from "
+                f"{rec['min_qk_rank']} to {k}, the safe side: the rank lies between them",
             )
-            rec["min_qk_rank"] = k
-            fixes.append(f"try ranks {k} to {rec['safe_rank']} (the safe rank)")
+            gap, rec["min_qk_rank"] = rec["min_qk_rank"], k
+            if rec.get("gap_note"):
+                rec["gap_note"] = rec["gap_note"].replace(
+                    f"the recommendation is the gap, {gap}:",
+                    f"the gap is {gap}, and the recommendation adds the values above the "
+                    "floor's edge:",
+                )
+            fixes.append(
+                f"train ranks {gap} to {k} and keep the least that fits: the rank lies between"
+            )
     sig = causal_signature(tally)
     signals.update(first_token_r2=sig["first_r2"], last_token_r2=sig["last_r2"])
     if sig["looks_causal"] and not causal:
-        lowered.append(
+        add(
+            "low",
             f"the data look causal: the first token's output is a linear map of its own input "
             f"(R² {sig['first_r2']:.3f}) while the last token's is not (R² "
-            f"{sig['last_r2']:.2f}), as under a causal mask, but they were read without one"
+            f"{sig['last_r2']:.2f}), as under a causal mask, but they were read without one",
         )
         fixes.append("pass --causal (causal=True), or save the mask as `mask` in the .npz")
     idx = axis_index(tally, acc)
     signals["first_axis_index"] = idx
     token_idx = mix.get("mean_token_index")
     if idx is not None and idx >= AXIS_INDEX and (token_idx is None or idx > token_idx):
-        lowered.append(
+        add(
+            "low",
             f"the first axis looks like the tokens: outputs share a common part along it "
             f"(mean-token index {idx:.2f} along the first axis, "
             + (f"{token_idx:.2f}" if token_idx is not None else "none")
-            + " along the second), as attention gives along a sequence"
+            + " along the second), as attention gives along a sequence",
         )
         fixes.append(
             "if X is [n, B, d] (torch's batch_first=False), transpose X and Y to [B, n, d]"
         )
     rec["signals"] = signals
-    rec["lowered_by"] = lowered
+    rec["lowered_by"] = [why for _, why in lowered]
     if lowered and rec["confidence"] in CONFIDENT + ("approximate (noise)",):
-        rec["confidence"] = "lower bound" if _only_floor(lowered) else "low"
+        rec["confidence"] = _word([word for word, _ in lowered])
     if lowered:
-        rec["why"] += ("; and " if "; but " in rec["why"] else "; but ") + "; and ".join(lowered)
+        joined = "; and ".join(rec["lowered_by"])
+        rec["why"] += ("; and " if "; but " in rec["why"] else "; but ") + joined
         rec["fix"] = "; ".join(dict.fromkeys(fixes))
     return rec
 
 
-def _only_floor(lowered: list[str]) -> bool:
-    """Whether every signal that fired says the rank is at least the answer (the floor's)."""
-    return all("lower bound" in why for why in lowered)
+def _word(words: list[str]) -> str:
+    """The confidence the signals leave, the weakest of theirs: ``low`` when the data break an
+    assumption (causal without the mask, tokens on the first axis), else ``lower bound`` when
+    the floor outweighs the first-order part, else ``approximate (floor)`` (the rank lies
+    between the gap and the edge)."""
+    for word in ("low", "lower bound"):
+        if word in words:
+            return word
+    return "approximate (floor)"
