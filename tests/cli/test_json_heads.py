@@ -65,3 +65,17 @@ def test_the_docs_one_liners_run_on_one_head_and_on_many(capsys, tmp_path):
     top_one, _, top_many, per_head = outs
     assert top_one[:2] == (0, "2") and top_many[:2] == (0, "3")
     assert per_head[:2] == (0, "[(0, 1), (1, 2), (2, 3)]")
+
+
+def test_a_torch_file_is_refused_by_name(capsys, tmp_path):
+    """A .pt (torch.save's zip, or its legacy pickle) is one line, never its zip internals."""
+    import torch
+
+    for legacy in (False, True):
+        path = tmp_path / f"data{int(legacy)}.pt"
+        torch.save({"X": torch.zeros(2, 3, 4)}, path, _use_new_zipfile_serialization=not legacy)
+        for argv in (["predict", path], ["inspect", path]):
+            assert main([str(a) for a in argv]) == 2
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and "is a PyTorch file" in err, err
+            assert "numpy.savez" in err and "data.pkl" not in err
