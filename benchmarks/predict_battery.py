@@ -21,6 +21,7 @@ The true answer of a case is the query-key rank of the head(s) that made it. A p
 
     python benchmarks/predict_battery.py                 # the full battery -> results/predict_battery.csv
     python benchmarks/predict_battery.py --small         # a few cases (the test runs this)
+    python benchmarks/predict_battery.py --table         # the table of docs/cli.md, from the CSV
 """
 
 from __future__ import annotations
@@ -239,6 +240,54 @@ def summary(df) -> dict:
     }
 
 
+def group(row) -> str:
+    """The family of a case, for the table of docs/cli.md."""
+    if row["layout"] != "BnD":
+        return "`[n, B, d]` layout (own, torch head)"
+    causal = "" if not row["causal"] else (", causal" if row["mask_given"] else ", causal, no mask")
+    name = row["case"]
+    if row["kind"] == "own":
+        extra = (
+            ", d_v = 8"
+            if "_dv8" in name
+            else ", B = 256 < n·d"
+            if "_B256_" in name
+            else ", noise 0.05"
+            if "_sigma" in name
+            else ""
+        )
+        return f"own softmax head{causal}{extra}"
+    return {
+        "mha_head": "torch MHA, one head",
+        "mha_heads": "torch MHA, every head `[B, H, n, d_v]`",
+        "mha_mix": "torch MHA, out-projected mix of 4 heads",
+    }[row["kind"]] + causal
+
+
+def table(df) -> str:
+    """The markdown table of docs/cli.md: per family, and in all (design and held-out seeds)."""
+    df = df.assign(group=df.apply(group, axis=1))
+    lines = [
+        "| data | cases | exact | undercount | confident | confident undercount |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def row(name, part):
+        confident = part["confidence"].isin(CONFIDENT).mean()
+        return (
+            f"| {name} | {len(part)} | {part['exact'].mean():.0%} | "
+            f"{part['undercount'].mean():.0%} | {confident:.0%} | "
+            f"{int(part['confident_undercount'].sum())} |"
+        )
+
+    for name, part in df.groupby("group", sort=False):
+        lines.append(row(name, part))
+    lines.append(row("**design seeds 0, 1**", df[~df["held_out"]]))
+    lines.append(row("**held-out seeds 101, 202, 303**", df[df["held_out"]]))
+    lines.append(row("**all**", df))
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     import pandas as pd
 
@@ -246,7 +295,11 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true", help="a handful of cases (the test)")
     ap.add_argument("--out", default=None, help=f"CSV to write (default {OUT}; none with --small)")
     ap.add_argument("--seeds", type=int, nargs="*", default=None)
+    ap.add_argument("--table", action="store_true", help="print docs/cli.md's table of the CSV")
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(pd.read_csv(args.out or OUT)))
+        return 0
     torch.set_num_threads(1)
     seeds = tuple(args.seeds) if args.seeds else DESIGN_SEEDS + HELD_OUT_SEEDS
     rows = []
