@@ -205,6 +205,11 @@ def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causa
         fixes.append(
             "if X is [n, B, d] (torch's batch_first=False), transpose X and Y to [B, n, d]"
         )
+    if any(word != "low" for word, _ in lowered):  # a floor: one more cause that has a fix
+        fixes.append(
+            "if Y is the output of several heads mixed by an out-projection, save each head's "
+            "output before it as Y [B, H, n, d_v]: one answer per head"
+        )
     rec["signals"] = signals
     rec["lowered_by"] = [why for _, why in lowered]
     if lowered and rec["confidence"] in CONFIDENT + ("approximate (noise)",):
