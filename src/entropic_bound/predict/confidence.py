@@ -78,7 +78,8 @@ class Tally:
         self.seen += len(X)
         take = min(len(X), ENDS_SEQUENCES - self.kept)
         if take > 0:
-            self.ends.append((X[:take, 0], Y[:take, 0], X[:take, -1], Y[:take, -1]))
+            ends = (X[:take, 0], Y[:take, 0], X[:take, -1], Y[:take, -1])
+            self.ends.append(tuple(np.array(a) for a in ends))  # copies: the chunk is freed
             self.kept += take
 
 
