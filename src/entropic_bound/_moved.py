@@ -41,13 +41,20 @@ MOVED = {
     "softmax_distortion": "exploratory.c8_by_beta",
     "beyond": "exploratory.beyond",
     "scale": "exploratory.scale",
-    "recommend": "cli.recommend",
-    "scan": "cli.scan",
+    "recommend": "predict.recommend",
+    "scan": "predict.scan",
     "npyio": "cli.npyio",
     "datafiles": "cli.datafiles",
-    "placement": "cli.placement",
-    "why": "cli.why",
+    "placement": "predict.placement",
+    "why": "predict.why",
     "textreport": "cli.text",
+    # 0.2: the recommendation moved from the command line's package into the library
+    "cli.recommend": "predict.recommend",
+    "cli.scan": "predict.scan",
+    "cli.placement": "predict.placement",
+    "cli.why": "predict.why",
+    "cli.entries": "predict.entries",
+    "cli.shapes": "predict.shapes",
 }
 _PREFIX = "entropic_bound."
 

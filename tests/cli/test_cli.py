@@ -128,10 +128,10 @@ def test_chunks_and_worker_threads_do_not_change_the_answer(capsys, l3, monkeypa
     and they agree with one big batch to rounding."""
     import torch
 
-    import entropic_bound.cli.npyio as npyio
+    import entropic_bound.predict.sources as sources
 
     whole = run_json(capsys, "predict", l3[0], "--no-static")["predictors"]["P_attn"]
-    monkeypatch.setattr(npyio, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
+    monkeypatch.setattr(sources, "CHUNK_ITEMS", 12 * 8 * 10)  # 10 sequences per chunk: 26 batches
     before = torch.get_num_threads()
     results = []
     try:
@@ -351,10 +351,16 @@ def test_error_nan_or_inf(capsys, tmp_path, good, bad):
     )
 
 
-def test_error_too_few_sequences_for_least_squares(capsys, tmp_path, good):
+def test_too_few_sequences_for_p_static_skips_it_with_a_note(capsys, tmp_path, good):
+    """B = 11 < n·d = 12: P_static's least squares is under-determined, but P_attn needs far
+    fewer sequences: the file is answered, P_static skipped with the reason, and a note."""
     path = xy_file(tmp_path, good[0][:11], good[1][:11])  # n*d = 12 unknowns
-    assert_error(capsys, "predict", path, says="too few sequences for the least squares")
-    assert run(capsys, "predict", path, "--no-static")[0] == 0  # the advertised way out
+    res = run_json(capsys, "predict", path)
+    status = res["predictors"]["P_static"]["status"]
+    assert status.startswith("skipped") and "needs at least 12 sequences, got 11" in status
+    assert res["static_fit_share"] is None
+    assert any("P_attn needs far fewer" in note for note in res["notes"])
+    assert res["predictors"]["P_attn"]["status"] == "ok"
 
 
 def test_error_n_below_2(capsys, tmp_path, good):

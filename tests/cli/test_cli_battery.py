@@ -493,7 +493,7 @@ def test_unreadable_file_refused(capsys, tmp_path):
 
 
 def test_d_beyond_memory_is_refused_with_the_figure(capsys, tmp_path, monkeypatch):
-    import entropic_bound.cli.scan as scan
+    import entropic_bound.predict.scan as scan
 
     monkeypatch.setattr(scan, "available_memory", lambda: 8 * 10**9)
     np.savez(
@@ -513,7 +513,7 @@ def test_d_beyond_memory_is_refused_with_the_figure(capsys, tmp_path, monkeypatc
 
 
 def test_memory_bound_is_a_function_of_n_d_and_subsamples():
-    from entropic_bound.cli.scan import Settings, make_plan
+    from entropic_bound.predict.scan import Settings, make_plan
 
     a = make_plan(Settings(no_static=True), 10**6, 64, 64).memory
     b = make_plan(Settings(no_static=True), 10**3, 64, 64).memory

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from entropic_bound.cli.main import main
-from entropic_bound.cli.recommend import recommend_rank
+from entropic_bound.predict import recommend_rank
 from entropic_bound.predict.causal import fit_causal, prefix_operators
 from entropic_bound.predict.static import predict_static
 

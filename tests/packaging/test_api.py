@@ -20,11 +20,10 @@ DOCUMENTED = [
     ("entropic_bound.config", ["load_config", "validate_config", "ConfigError", "config_hash"]),
     (
         "entropic_bound.predict",
-        ["predict_static", "predict_attention_native", "predict_inversion"],
+        ["predict_static", "predict_attention_native", "predict_inversion", "recommend_rank"],
     ),
     ("entropic_bound.core.estimators", ["all_estimators", "energy_rank", "round_rank"]),
     ("entropic_bound.train", ["train_students", "Optim"]),
-    ("entropic_bound.cli.recommend", ["recommend_rank"]),
     ("entropic_bound.claims", ["evaluate_claims", "load_tables", "CLAIMS", "claims_markdown"]),
     ("entropic_bound.analysis", ["run_analyses", "intrinsic_ranks", "sort_rungs", "round_rank"]),
     ("entropic_bound.figures", ["make_figure", "save_figure", "FIGURES"]),

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from entropic_bound.tasks.make import TaskSpec, load_task, make_task
+from entropic_bound.tasks.files import load_task
+from entropic_bound.tasks.make import TaskSpec, make_task
 
 SMALL = dict(n=6, d=4, n_train=64, n_test=32)
 
@@ -75,3 +76,21 @@ def test_load_task_errors(tmp_path):
     np.savez(partial, X_train=np.zeros((2, 2, 2)))
     with pytest.raises(ValueError, match="lacks"):
         load_task(partial)
+
+
+def test_task_pair_takes_make_task_dicts_and_pairs_and_refuses_the_rest():
+    import json
+
+    import numpy as np
+    import pytest
+
+    from entropic_bound.tasks.make import task_pair
+
+    meta = {"r_star": 2}
+    arrays = {"X_train": np.zeros(1), "meta": np.array(json.dumps(meta))}
+    got_arrays, got_meta = task_pair(arrays)
+    assert got_meta == meta and set(got_arrays) == {"X_train"}
+    pair = ({"X_train": np.zeros(1)}, meta)
+    assert task_pair(pair) is pair
+    with pytest.raises(ValueError, match="a task is"):
+        task_pair([1, 2, 3])

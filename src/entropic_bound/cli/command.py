@@ -28,7 +28,7 @@ class _Progress:
 def predict(args) -> dict:
     from dataclasses import replace
 
-    from entropic_bound.cli.recommend import Settings, check_estimator, validate_shapes
+    from entropic_bound.predict.recommend import Settings, check_estimator, validate_shapes
 
     settings = Settings(
         **{k: getattr(args, k) for k in Settings.__dataclass_fields__}  # each --option once
@@ -81,7 +81,7 @@ def _sources(args):
 
 
 def _predict_one(X, Y, settings, source, meta, args) -> dict:
-    from entropic_bound.cli.recommend import recommend_source
+    from entropic_bound.predict.recommend import recommend_source
 
     bar = _Progress(X.shape[0] if X.shape else 0, enabled=not args.json)
     try:
@@ -94,10 +94,17 @@ def _predict_heads(X, Y, settings, source, meta, args, heads: int) -> dict:
     """Every head of Y [B, H, n, d_v], one report each, and the table of one row per head."""
     from dataclasses import replace
 
+    from entropic_bound.predict.recommend import heads_summary
+
     reports = [
-        _predict_one(X, Y, replace(settings, head=h), source, meta, args) for h in range(heads)
+        {"head": h, **_predict_one(X, Y, replace(settings, head=h), source, meta, args)}
+        for h in range(heads)
     ]
-    return {"input": {**reports[0]["input"], "head": None}, "heads": reports}
+    return {
+        "input": {**reports[0]["input"], "head": None},
+        "recommendation": heads_summary(reports),
+        "heads": reports,
+    }
 
 
 def _check_plot_path(path: str) -> None:

@@ -1,8 +1,8 @@
 """``entropic-bound``: the minimum attention rank of a user's own data, before any training.
 
 A thin front end: it parses options, calls the library and formats the answer. The science lives
-in :mod:`.recommend` (``recommend_rank``, the Python API), the reading of files in :mod:`.npyio`
-and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`; ``verify`` (a run's
+in :mod:`entropic_bound.predict` (``recommend_rank``, the Python API), the reading of files
+in :mod:`.npyio` and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`; ``verify`` (a run's
 tables against the shipped reference) in :mod:`entropic_bound.verify`.
 
 Nothing heavy is imported before it is needed, so ``--help`` and ``--version`` answer at once.
@@ -33,7 +33,7 @@ examples:
   entropic-bound inspect data.npz                 shapes, statistics, a task's meta
   entropic-bound verify results/paper             a run against the shipped reference
 
-from Python: entropic_bound.cli.recommend.recommend_rank(X, Y).rank
+from Python: entropic_bound.predict.recommend_rank(X, Y).rank
 """
 
 

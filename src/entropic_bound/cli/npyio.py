@@ -33,8 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: elements per chunk read from disk (16 MB of float32): memory stays flat in B
-CHUNK_ITEMS = 1 << 22
+from entropic_bound.predict.sources import (  # noqa: F401  re-exported: the CLI reads them here
+    CHUNK_ITEMS,
+    ArraySource,
+    InputError,
+    rows_per_chunk,
+)
+
 #: optional members (``meta``) and string arrays are read whole only up to this many bytes
 SMALL_BYTES = 1 << 16
 SAVE_HINT = "save arrays with numpy.save or numpy.savez"
@@ -46,14 +51,12 @@ SAVE_HINT = "save arrays with numpy.save or numpy.savez"
 INFLATE_RATIO = {zipfile.ZIP_DEFLATED: 1032}
 INFLATE_RATIO_OTHER = 100
 INFLATE_FREE = 1 << 28
-
-
-class InputError(ValueError):
-    """A user error: ``what`` is wrong and ``todo`` says what to do about it."""
-
-    def __init__(self, what: str, todo: str = ""):
-        super().__init__(what + (f"; {todo}" if todo else ""))
-        self.what, self.todo = what, todo
+#: a PyTorch file (torch.save) is refused by name: reading it means unpickling, which runs code
+TORCH_FILE = "{} is a PyTorch file ({}), not a .npz or .npy: it is not supported"
+TORCH_HINT = (
+    "save the tensors as arrays: numpy.savez(FILE, X=X.detach().cpu().numpy(), "
+    "Y=Y.detach().cpu().numpy())"
+)
 
 
 class DamagedError(InputError):
@@ -175,6 +178,8 @@ def file_kind(path: str, label: str | None = None) -> str:
         return "npy"
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "npz"
+    if head[:1] == b"\x80":  # a pickle: torch.save's legacy format, or pickle.dump
+        raise InputError(TORCH_FILE.format(label or path, "a pickle"), TORCH_HINT)
     raise InputError(
         f"{label or path} is not a .npz or .npy file" + (" (it is empty)" if not head else ""),
         "save X and Y with numpy.savez(FILE, X=X, Y=Y), or each with numpy.save",
@@ -271,6 +276,11 @@ def open_arrays(path: str, label: str | None = None) -> tuple[str, dict[str, Arr
                 f"{label or path} is not a readable .npz archive ({str(exc) or type(exc).__name__})",
                 "re-save it with numpy.savez",
             ) from None
+        names = [i.filename for i in infos]
+        if any(n.endswith("data.pkl") for n in names) and not any(
+            n.endswith(".npy") for n in names
+        ):  # torch.save's zip format: a pickle and raw storages, never unpickled here
+            raise InputError(TORCH_FILE.format(label or path, "a torch.save zip"), TORCH_HINT)
         refs: dict[str, ArrayRef] = {}
         with zf:
             overlapping = _overlapping(raw, infos, zf.start_dir)
@@ -381,11 +391,6 @@ def _stream_member(ref: ArrayRef, B: int, rows: int, row_bytes: int, item_shape:
                 pass
 
 
-def rows_per_chunk(shape: tuple, extra: int = 0) -> int:
-    """Rows of about CHUNK_ITEMS values (``extra``: working values per row beyond the row)."""
-    return max(1, CHUNK_ITEMS // max(1, math.prod(shape[1:]) + extra))
-
-
 def read_small(ref: ArrayRef):
     """The whole of a small array (at most SMALL_BYTES), or None; never unpickles, never raises."""
     if ref.problem or ref.dtype is None or ref.dtype.hasobject or ref.nbytes > SMALL_BYTES:
@@ -397,22 +402,3 @@ def read_small(ref: ArrayRef):
         return np.concatenate(blocks) if blocks else np.empty(ref.shape, ref.dtype)
     except Exception:  # noqa: BLE001 - optional data: unreadable means absent
         return None
-
-
-class ArraySource:
-    """An in-memory array with the interface of :class:`ArrayRef` (for the Python API)."""
-
-    def __init__(self, array, name: str):
-        self.array = np.asarray(array)
-        self.name, self.shape, self.dtype = name, self.array.shape, self.array.dtype
-        self.numeric = self.dtype.kind in "biuf" and not self.dtype.fields
-
-    def where(self) -> str:
-        return self.name
-
-    def check(self) -> None:
-        pass
-
-    def rows(self, k: int):
-        for start in range(0, self.shape[0] if self.shape else 0, k):
-            yield start, self.array[start : start + k]

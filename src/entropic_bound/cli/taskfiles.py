@@ -25,7 +25,7 @@ MADE_AGAIN = "made again from its seeds"
 def made_again(path: str, refs: dict[str, ArrayRef], available: int | None = -1):
     """(X/Y of both splits as array sources, meta) of a task file without its data.
     ``available``: the bytes making them may take (-1: ask the machine; None: unchecked)."""
-    from entropic_bound.cli.scan import available_memory
+    from entropic_bound.predict.scan import available_memory
 
     damaged = next((r for r in refs.values() if r.damaged), None)
     if damaged is not None:  # sizes that contradict each other: no member of it is trusted

@@ -160,6 +160,8 @@ def _recommendation_lines(rec: dict) -> list[str]:
     ]
     if rec.get("gap_note"):
         lines.append(_wrap("  gap and safe rank: ", rec["gap_note"] + "."))
+    if rec.get("fix"):
+        lines.append(_wrap("  what to do: ", rec["fix"] + "."))
     lines.append(_wrap("  estimator: ", rec["why_estimator"] + "."))
     return lines
 
@@ -176,13 +178,28 @@ def format_heads(res: dict) -> str:
         f"  {'head':>4} {'rank':>5} {'gap':>4} {'safe':>5}  {'predictor':<9} {'estimator':<12}"
         f" {'confidence':<20} {'mixing':<13} {'sigma_hat':>9}",
     ]
-    for h, r in enumerate(heads):
-        rec, fr = r["recommendation"], r["frontier"]
+    for r in heads:
+        h, rec, fr = r["head"], r["recommendation"], r["frontier"]
         sig = fr["noise"]["sigma_hat"]
         lines.append(
             f"  {h:>4} {rec['min_qk_rank']:>5} {rec['gap_rank']:>4} {rec['safe_rank']:>5}  "
             f"{rec['predictor']:<9} {rec['estimator']:<12} {rec['confidence']:<20} "
             f"{fr['mixing']['label']:<13} {'-' if sig is None else f'{sig:.3g}':>9}"
+        )
+    top = res["recommendation"]
+    lines += [
+        "",
+        f"One query-key rank for every head: {top['min_qk_rank']} (head {top['head']}, "
+        f"confidence: {top['confidence']}).",
+    ]
+    lowered = [r["head"] for r in heads if r["recommendation"].get("lowered_by")]
+    if lowered:
+        lines.append(
+            _wrap(
+                "",
+                f"Heads {', '.join(map(str, lowered))}: confidence lowered; --head h says why "
+                "and what to do.",
+            )
         )
     lines += ["", "--head h prints one head's full report (every predictor and estimator, why)."]
     return "\n".join(lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from entropic_bound.config.load import ConfigError
+from entropic_bound.config.relations import ConfigError
 from entropic_bound.core.rungs import parse_rung
 
 

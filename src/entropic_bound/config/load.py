@@ -147,9 +147,28 @@ def read_config(path) -> dict:
     return cfg
 
 
-def load_config(path, schema: str = "config") -> dict:
-    """Read ``path`` strictly (:mod:`strict_yaml`) and :func:`validate` it."""
-    return validate(read_config(path), schema)
+def load_config(path, schema: str = "config", base=None) -> dict:
+    """Read ``path`` strictly (:mod:`strict_yaml`) and :func:`validate` it.
+
+    A pipeline config that lacks top-level keys the schema requires is an overlay (what the
+    README tells users to write for ``--configfile my.yaml``): it is merged over ``base``
+    (default: this clone's config/config.yaml, the Snakefile's configfile), as Snakemake merges
+    it, and the result validated (:func:`load_run_config`). Without a base to merge over (an
+    installed wheel has no config/config.yaml), one line says how to pass one."""
+    cfg = read_config(path)
+    if schema != "config":
+        return validate(cfg, schema)
+    missing = [k for k in load_schema("config").get("required", []) if k not in cfg]
+    if not missing and base is None:
+        return validate(cfg, schema)
+    base = REPO / "config" / "config.yaml" if base is None else Path(base)
+    if not base.is_file():
+        raise ConfigError(
+            f"config file {path} is an overlay (it lacks {', '.join(missing)}) and there is no "
+            f"config to merge it over ({base} does not exist); pass the full config as "
+            "load_config(path, base='path/to/config/config.yaml')"
+        )
+    return validate(merged(read_config(base), cfg), schema)
 
 
 def merged(base: dict, over: dict) -> dict:

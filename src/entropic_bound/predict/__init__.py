@@ -1,5 +1,8 @@
 """Stage ``predict`` (workflow/rules/predict.smk): data-only rank predictors, no training
-(P_static, P_attn, P_invert, and P_attn under a causal mask; docs/method.md §3).
+(P_static, P_attn, P_invert, and P_attn under a causal mask; docs/method.md §3), and the
+recommendation built on them for a user's own data (``recommend_rank``: every predictor under
+every estimator, where the data sit on the frontier, the trusted predictor, its confidence and
+why; ``entropic-bound predict`` prints it).
 """
 
 from entropic_bound.core.lazy import lazy_exports
@@ -42,5 +45,16 @@ _EXPORTS = {
     "data_only_predictions": "stage",
     "data_only_spectra": "stage",
     "predictions_of": "stage",
+    "recommend_rank": "recommend",
+    "recommend_source": "recommend",
+    "Recommendation": "recommend",
+    "Thresholds": "recommend",
+    "THRESHOLDS": "recommend",
+    "choose_predictor": "recommend",
+    "check_estimator": "recommend",
+    "Settings": "scan",
+    "InputError": "sources",
+    "ArraySource": "sources",
+    "validate_shapes": "shapes",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

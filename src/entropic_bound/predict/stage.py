@@ -14,7 +14,7 @@ from entropic_bound.core.seeds import noisy_copy_rng
 from entropic_bound.core.tables import PREDICTION_COLUMNS
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.static import StaticLeastSquares, predict_static
-from entropic_bound.tasks.make import load_task
+from entropic_bound.tasks.files import load_task
 
 
 def attention_native_pinv_of(X: np.ndarray):

@@ -19,6 +19,7 @@ _EXPORTS = {
     "Teacher": "make",
     "draw_teacher": "make",
     "make_task": "make",
+    "task_pair": "make",
     "generate_data": "data",
     "chunk_bounds": "data",
     "generate_part": "data",

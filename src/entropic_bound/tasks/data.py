@@ -33,7 +33,7 @@ import torch
 
 # CHUNK_VALUES: values per float64 array of a chunk (tasks/files.py, which also bounds the
 # memory of making a task again from it)
-from entropic_bound.tasks.files import CHUNK_VALUES, DATA_KEYS
+from entropic_bound.tasks.keys import CHUNK_VALUES, DATA_KEYS
 from entropic_bound.tasks.mixing import apply_operator
 
 #: the torch sampler's block: pieces of a multiple of this many values draw what one draw does

@@ -18,6 +18,7 @@ import numpy as np
 
 from entropic_bound.core.rungs import kernel_dim, parse_rung
 from entropic_bound.tasks.grid import TaskSpec
+from entropic_bound.tasks.keys import CHUNK_VALUES, DATA_KEYS, PART_KEYS  # noqa: F401  re-exported
 
 #: task.store_data: ``auto`` stores a task's data when they take at most AUTO_STORE_MAX_MB
 #: (the paper config's 12.6 MB a task are stored; config/large.yaml's 192 MB are made again)
@@ -27,22 +28,11 @@ STORE_MODES = ("auto", "always", "never")
 #: a task hundreds of MB, where 36 tasks held on disk would pass the 8 GB a run may take, and
 #: making them again costs seconds (a few passes of the normal sampler and one operator product)
 AUTO_STORE_MAX_MB = 64
-#: the data arrays of a task, in the order the stream draws them (X and Y of train, then test);
-#: this module stays torch-free (the workflow reads it when it builds the DAG): the generation
-#: is tasks/data.py
-DATA_KEYS = ("X_train", "Y_train", "X_test", "Y_test")
 #: what every task file holds; one without data adds SEED_KEYS
 TEACHER_KEYS = ("kernel", "V", "P", "meta")
 SEED_KEYS = ("seeds", "data_sha256")
-#: what a file without data records besides, so that a reader of its first training sequences
-#: makes only those and the test split (tasks/parts.py): where each split's X and E start in the
-#: stream, the digest of each chunk of X_train and Y_train, and the chunk size they were made in
-PART_KEYS = ("streams", "chunk_sha256", "chunk_values")
 #: the meta keys that name the stream: ``seeds`` must equal them, in this order
 SEED_META = ("base_seed", "r_star", "seed")
-#: values per float64 array of a chunk of generation (tasks/data.py): 2²¹ (16 MB, 512 sequences
-#: at n = d = 64); a chunk's arrays and the operator's intermediates stay under ~150 MB at n = d
-CHUNK_VALUES = 1 << 21
 #: the TaskSpec fields a meta must give as integers (≥ 1 where a size), reals, and words
 _INT_FIELDS = ("r_star", "seed", "n", "d", "n_train", "n_test", "base_seed")
 _SIZE_FIELDS = ("r_star", "n", "d", "n_train", "n_test")

@@ -20,7 +20,6 @@ import torch
 from entropic_bound.core.rungs import kernel_dim, kernel_norm
 from entropic_bound.core.seeds import task_stream
 from entropic_bound.tasks.data import CHUNK_VALUES, generate_data, one_thread
-from entropic_bound.tasks.files import load_task  # noqa: F401  (its old home: readers import it here)
 from entropic_bound.tasks.grid import TaskSpec, task_specs  # noqa: F401  (task_specs: re-exported, the public API)
 
 
@@ -96,3 +95,17 @@ def make_task(spec: TaskSpec, *, chunk_values: int = CHUNK_VALUES) -> dict[str, 
     teacher, gen = draw_teacher(spec)
     made = generate_data(spec, teacher, gen, chunk_values=chunk_values)
     return {**made.arrays, **teacher_arrays(spec, teacher, made.clean_power)}
+
+
+def task_pair(task) -> tuple[dict[str, np.ndarray], dict]:
+    """(arrays, meta), as ``load_task`` returns a task and ``train_students`` takes it, from
+    either that pair or :func:`make_task`'s dict (whose ``meta`` is a JSON string)."""
+    if isinstance(task, tuple) and len(task) == 2 and isinstance(task[1], dict):
+        return task
+    if isinstance(task, dict) and "meta" in task:
+        arrays = {k: v for k, v in task.items() if k != "meta"}
+        return arrays, json.loads(str(task["meta"]))
+    raise ValueError(
+        "a task is (arrays, meta) as tasks.load_task returns it, or the dict of "
+        f"tasks.make_task; got {type(task).__name__}"
+    )

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from entropic_bound.tasks.data import CHUNK_VALUES, Made, chunk_bounds, generate_part
-from entropic_bound.tasks.files import DATA_KEYS, PART_KEYS
+from entropic_bound.tasks.keys import DATA_KEYS, PART_KEYS
 
 #: the generator states of a task file, in order: X_train, E_train, X_test, E_test
 STREAMS = 4

@@ -30,6 +30,7 @@ import torch
 
 from entropic_bound.core.rungs import kernel_dim, parse_rung
 from entropic_bound.core.seeds import student_stream
+from entropic_bound.tasks.make import task_pair
 from entropic_bound.train import fused
 from entropic_bound.train.backends import (
     GRADIENTS,
@@ -277,7 +278,8 @@ def train_students(
 ) -> dict[str, pd.DataFrame]:
     """Train every (task, seed, rank) student of ``student_class`` in one batched program.
 
-    ``tasks``: list of (arrays, meta) as returned by ``tasks.load_task`` (equal n, d, β).
+    ``tasks``: list of (arrays, meta) as returned by ``tasks.load_task``, or of
+    ``tasks.make_task``'s dicts (equal n, d, β).
     The students are the grid tasks × ``seeds`` × ``ranks``, or, when ``ranks`` is None, the
     (task index, seed index, rank) triples ``rows`` (a rank search's round). ``progress``, if
     given, is called at every evaluation as ``progress(step, max_steps, retired, students)``.
@@ -289,6 +291,7 @@ def train_students(
     (0: the first; :mod:`train.restarts` draws the others). ``factors``: a fourth table,
     ``factors``, of every student's final Q, K (cut to its rank) and V (train/factors.py).
     """
+    tasks = [task_pair(t) for t in tasks]  # make_task's dicts too
     dev = pick_device(device)
     backend = pick_backend(backend, dev)
     products = _products_of(backend, products)

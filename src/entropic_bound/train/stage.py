@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from entropic_bound.bounds.stage import task_epsilons
-from entropic_bound.tasks.make import load_task
+from entropic_bound.tasks.files import load_task
 
 
 def load_tasks(task_paths) -> list[tuple[dict, dict]]:

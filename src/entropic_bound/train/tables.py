@@ -4,8 +4,6 @@ learned spectra and windowed training loss over steps as long tables (engine.py 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 import torch
@@ -14,16 +12,14 @@ from entropic_bound.bounds.stage import tail_energy  # defined once, with the ot
 from entropic_bound.train.backends import Problem, evaluate_fused, evaluate_torch
 from entropic_bound.train.layout import StudentLayout
 
-if TYPE_CHECKING:
-    from entropic_bound.train.engine import Record
-
 
 def final_metrics(
-    tasks, layout: StudentLayout, prob: Problem, rec: Record, static_student, dev, backend
+    tasks, layout: StudentLayout, prob: Problem, rec, static_student, dev, backend
 ) -> pd.DataFrame:
     """One row per student: train/test MSE over the whole splits, R, the learned spectrum.
 
-    Teacher quantities (r*, the tail energy R*(r)) are copied from a task's meta when it has
+    ``rec``: the engine's Record (train/engine.py; not imported here: engine imports this
+    module). Teacher quantities (r*, the tail energy R*(r)) are copied from a task's meta when it has
     them; a rank search trains on tasks stripped of them (search.py), and they come back NaN.
     """
     Qf, Kf, V = prob.shapes.unpack(rec.final)
@@ -65,7 +61,7 @@ def _split_mse(arrays, split: str, t: int, sel, layout, prob: Problem, learned, 
 
 
 def _student_row(
-    meta, layout, rec: Record, s, train_mse, test_mse, spectrum, static_student, backend
+    meta, layout, rec, s, train_mse, test_mse, spectrum, static_student, backend
 ) -> dict:
     """The metrics row of student ``s``: its task's ``meta``, its MSEs on the whole splits and
     its learned spectrum."""

@@ -12,10 +12,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from entropic_bound.cli.npyio import InputError, open_arrays, read_header
-from entropic_bound.cli.recommend import THRESHOLDS, Recommendation, Thresholds, recommend_rank
-from entropic_bound.cli.scan import Plan, Settings, check_memory, make_plan
+from entropic_bound.cli.npyio import open_arrays, read_header
 from entropic_bound.predict.attention import AttnAccumulator, predict_attention_native
+from entropic_bound.predict.recommend import THRESHOLDS, Recommendation, Thresholds, recommend_rank
+from entropic_bound.predict.scan import Plan, Settings, check_memory, make_plan
+from entropic_bound.predict.sources import InputError
 from entropic_bound.tasks.make import TaskSpec, make_task
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from entropic_bound.cli.npyio import InputError
-from entropic_bound.cli.placement import softmax_kernel
-from entropic_bound.cli.scan import AUTO_ESTIMATOR
 from entropic_bound.core.estimators import OPT_IN_ESTIMATORS, all_estimators, estimate
 from entropic_bound.predict.base import log_inversion_spectrum
 from entropic_bound.predict.causal import fit_causal
 from entropic_bound.predict.inversion import predict_inversion
+from entropic_bound.predict.placement import softmax_kernel
+from entropic_bound.predict.scan import AUTO_ESTIMATOR
+from entropic_bound.predict.sources import InputError
 from entropic_bound.predict.static import predict_static
 
 #: the opt-in estimators the report shows beside the paper's (the floor-aware rank)

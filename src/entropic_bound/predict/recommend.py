@@ -19,11 +19,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from entropic_bound.cli import scan
-from entropic_bound.cli.entries import predictor_entries
-from entropic_bound.cli.npyio import ArraySource, InputError
-from entropic_bound.cli.placement import mixing, noise, regime, static_residual
-from entropic_bound.cli.scan import (
+from entropic_bound.core.estimators import estimate, estimator_names, round_rank
+from entropic_bound.predict import scan
+from entropic_bound.predict.confidence import assess
+from entropic_bound.predict.entries import predictor_entries
+from entropic_bound.predict.placement import mixing, noise, regime, static_residual
+from entropic_bound.predict.scan import (
     AUTO_ESTIMATOR,
     DEFAULT_ESTIMATOR,
     Settings,
@@ -31,9 +32,9 @@ from entropic_bound.cli.scan import (
     make_plan,
     run_pass,
 )
-from entropic_bound.cli.shapes import Shape, head_source, validate_shapes
-from entropic_bound.cli.why import explain
-from entropic_bound.core.estimators import estimate, estimator_names, round_rank
+from entropic_bound.predict.shapes import Shape, head_source, validate_shapes
+from entropic_bound.predict.sources import ArraySource, InputError
+from entropic_bound.predict.why import explain
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,10 @@ def recommend_source(
     if settings.causal:  # the per-sequence sums do not make the causal spectrum
         conditioning.update(dominated=False, applies=False)
     rec = recommendation(preds, name, case, est, settings, shape, noise_est, conditioning, th)
+    assess(rec, case, preds[name], mix, gathered["tally"], acc, settings.causal)
+    rec["tail_energy"] = tail_energy(preds[name]["spectrum"], rec["min_qk_rank"])
+    if plan.static_skip and "needs at least" in plan.static_skip:
+        notes.append(f"P_static {plan.static_skip}; P_attn needs far fewer sequences")
     notes += general_notes(acc, shape, preds, name, th)
     report = build_report(X, Y, shape, settings, source, meta, preds, noise_est, mix)
     report["frontier"]["conditioning"] = conditioning
@@ -196,22 +201,33 @@ def recommendation(preds, name, case, est, settings, shape, noise_est, condition
         "estimator": est,
     }
     rec.update(explain(shape.n, shape.d, preds, name, case, noise_est, conditioning, est, th))
-    chosen = np.asarray(preds[name]["spectrum"])
-    total = float(np.sum(chosen**2))
-    rec["tail_energy"] = (
-        float(np.sum(chosen[rec["min_qk_rank"] :] ** 2)) / total if total > 0 else 0.0
-    )
+    rec["tail_energy"] = tail_energy(preds[name]["spectrum"], rec["min_qk_rank"])
     rec.update(gap_and_safe(preds[name], est))
     return rec
 
 
+def tail_energy(spectrum, rank: int) -> float:
+    """The share of the spectrum's energy beyond the first ``rank`` singular values."""
+    s = np.asarray(spectrum, dtype=float)
+    total = float(np.sum(s**2))
+    return float(np.sum(s[rank:] ** 2)) / total if total > 0 else 0.0
+
+
 def gap_and_safe(pred: dict, est: str) -> dict:
-    """The visible gap (the floor-aware rank) and the safe rank (r_E(0.99)) of the trusted
-    spectrum, with the evidence: the floor and the share of the energy it holds. ``gap_note``
-    says which one the recommendation is and what the other one is, when they differ."""
+    """The gap and the safe rank of the trusted spectrum, with the evidence: the floor and the
+    share of the energy it holds. They mean one thing each, and gap <= safe always:
+
+    * the safe rank is r_E(0.99), the least rank that holds 99 % of the energy, floor included;
+    * the gap is the count of singular values above a flat floor (the floor-aware rank), when
+      the spectrum has one below the safe rank's cut; where the floor-aware rank reads more
+      than the safe rank (a spectrum that decays without a flat floor, as the causal fit's),
+      there is no gap below the safe rank and the gap is the safe rank.
+
+    ``gap_note`` says which one the recommendation is and what the other one is, when they
+    differ."""
     s = np.asarray(pred["spectrum"], dtype=float)
-    gap = int(round_rank(pred["estimates"]["floor"]))
     safe = int(round_rank(pred["estimates"][DEFAULT_ESTIMATOR]))
+    gap = min(int(round_rank(pred["estimates"]["floor"])), safe)
     top = s[0] if len(s) and s[0] > 0 else 1.0
     floor = float(np.median(s[gap:]) / top) if gap < len(s) else 0.0
     total = float(np.sum(s**2))
@@ -239,6 +255,30 @@ def gap_and_safe(pred: dict, est: str) -> dict:
             else f"the floor-aware rank reads {gap} where {est} reads {safe}: {evidence}"
         )
     return out
+
+
+def heads_summary(reports: list[dict]) -> dict:
+    """One recommendation for H heads (their reports, in head order): the largest rank over the
+    heads, so that one query-key rank serves every head, the head that sets it, and every
+    head's rank and confidence by its index."""
+    recs = [r["recommendation"] for r in reports]
+    top = max(range(len(recs)), key=lambda h: recs[h]["min_qk_rank"])
+    return {
+        "min_qk_rank": recs[top]["min_qk_rank"],
+        "head": top,
+        "confidence": recs[top]["confidence"],
+        "basis": "the largest recommended rank over the heads: one query-key rank for every head",
+        "by_head": [
+            {
+                "head": h,
+                "min_qk_rank": r["min_qk_rank"],
+                "confidence": r["confidence"],
+                "predictor": r["predictor"],
+                "estimator": r["estimator"],
+            }
+            for h, r in enumerate(recs)
+        ],
+    }
 
 
 def general_notes(acc, shape: Shape, preds, name, th) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from entropic_bound.cli.npyio import InputError
+from entropic_bound.predict.sources import InputError
 
 
 @dataclass(frozen=True)

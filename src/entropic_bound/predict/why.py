@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from entropic_bound.cli.scan import DEFAULT_ESTIMATOR
 from entropic_bound.core.estimators import energy_tau
+from entropic_bound.predict.scan import DEFAULT_ESTIMATOR
 
 #: (confidence, why) of the cases whose words do not depend on the data
 _FIXED = {
@@ -34,11 +34,14 @@ _FIXED = {
         "through X's row space, so longer sequences (n >= d) are needed for an exact answer",
     ),
     "causal_softmax": (
-        "first-order",
+        "upper bound",
         "under the causal mask each row i has its own map, so P_attn fits the rows "
         "y_i = x̄_{≤i}ᵀV + x_iᵀ A Q_i W (Q_i the prefix covariance, first order in β of causal "
         "softmax attention) by alternating least squares; svd(Â) is A's spectrum to first "
-        "order, plus a floor from the non-linear part",
+        "order, plus a tail from the non-linear part that decays without a flat floor, which "
+        "r_E(0.99) counts once it holds more than 1 % of the energy: the rank is an upper bound, "
+        "reached when the attention is first order (logits of standard deviation ≲ 2) and "
+        "exceeded as it sharpens",
     ),
     "undetermined": (
         "low",

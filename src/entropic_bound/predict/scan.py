@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from entropic_bound.cli.npyio import InputError, rows_per_chunk
 from entropic_bound.predict.attention import AttnAccumulator
+from entropic_bound.predict.confidence import Tally
+from entropic_bound.predict.sources import InputError, rows_per_chunk
 
 #: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
 ATTN_WORK = 1 << 32
@@ -142,11 +143,11 @@ def _plan_static(plan: Plan, settings: Settings, rng) -> None:
             f"{settings.static_max_size} (cost grows as (nd)³ and d⁶); raise --static-max-size "
             "to run it"
         )
-    elif B < nd:
-        raise InputError(
-            f"too few sequences for the least squares of P_static: it fits an n*d = {nd}-"
-            f"dimensional linear map and needs at least {nd} sequences, got {B}",
-            "supply more sequences, or pass --no-static to skip P_static and the static-fit share",
+    elif B < nd:  # P_attn needs far fewer: the file is still answered
+        plan.static_skip = (
+            f"skipped: its least squares fits an n*d = {nd}-dimensional linear map and needs at "
+            f"least {nd} sequences, got {B} (the static-fit share is not computed, so a static "
+            "mixing cannot be told from attention)"
         )
     else:
         plan.n_static = min(B, settings.static_oversample * nd)
@@ -333,6 +334,7 @@ class _Pass:
         self.futures: deque = deque()
         self.traced = 0
         self.largest = {"X": 0.0, "Y": 0.0}  # max |value| over every sequence
+        self.tally = Tally()  # the confidence signals' sums (confidence.py)
 
     def flush(self, limit: int) -> None:
         if self.pending:
@@ -353,6 +355,7 @@ class _Pass:
         index = np.arange(start, stop)[sel]
         xa = np.array(xb[sel], dtype=np.float64)
         ya = np.array(yb[sel], dtype=np.float64)
+        self.tally.add(xa, ya)
         for lo in range(0, len(index), self.batch):
             self.pending.append(
                 (xa[lo : lo + self.batch], ya[lo : lo + self.batch], index[lo : lo + self.batch])
@@ -373,6 +376,7 @@ class _Pass:
             raise InputError("X or Y values overflow float64 arithmetic", "rescale X and Y")
         out = {k: None for k in GATHERED}
         out.update({k: tuple(np.concatenate(v) for v in xy) for k, xy in self.gathered.items()})
+        out["tally"] = self.tally
         return acc, out
 
 
