@@ -136,6 +136,8 @@ def fabricate_metrics(
                                 f"C7_deficiency@{cls}" in broken
                             )
                             R = theory * (0.2 if low else 1.03 + 0.01 * seed)
+                            if f"C7_tiny@{cls}" in broken:  # deficient students below 10ε
+                                R = 5e-3
                             # C1_nan: a diverged L0 student below r* (both seeds: median NaN)
                             if "C1_nan" in broken and cls == "L0" and ts == task_seeds[0]:
                                 R = np.nan
@@ -351,6 +353,8 @@ def fabricate_frontier(
                                     ok = n >= d and (sigma == 0 or n >= 2 * d)
                                     if "C9" in broken and n >= 2 * d and sigma == max(sigmas):
                                         ok = False
+                                    if "C9_noisy" in broken and sigma > 0:
+                                        ok = False
                                 elif "C9_full" in broken:
                                     ok = True
                                 elif "C9_flat_beta" in broken:
@@ -361,8 +365,11 @@ def fabricate_frontier(
                                 if n * d <= 512:
                                     preds["P_static"] = n
                                 if cls == "L4" and vm == "known" and n <= d:
+                                    robust = "C9_invert_robust" in broken and beta <= 2
                                     preds["P_invert"] = (
-                                        r_star if (sigma == 0 and beta <= 2) else r_star + 3
+                                        r_star
+                                        if ((sigma == 0 or robust) and beta <= 2)
+                                        else r_star + 3
                                     )
                                 for pred, val in preds.items():
                                     for est in FRONTIER_ESTIMATORS:
