@@ -316,27 +316,10 @@ def train_students(
         "loss": long_rows(rec.loss, metrics, "train_loss"),
     }
     if factors:
+        from entropic_bound.train.factors import final_factors
+
         out["factors"] = final_factors(run.layout, run.prob.shapes, rec.final)
     return out
-
-
-def final_factors(layout: StudentLayout, sh: Shapes, final: torch.Tensor) -> pd.DataFrame:
-    """Every student's final parameters, one row each in layout order (train/factors.py)."""
-    from entropic_bound.train.factors import factors_frame
-
-    Q, K, V = (t.detach().cpu().numpy() for t in sh.unpack(final))
-    rows = [
-        {
-            "task_id": layout.task_ids[int(layout.task[s])],
-            "rank": int(layout.rank[s]),
-            "seed": layout.seed(s),
-            "Q": Q[s, :, : int(layout.rank[s])].copy(),
-            "K": K[s, :, : int(layout.rank[s])].copy(),
-            "V": V[s].copy(),
-        }
-        for s in range(len(layout))
-    ]
-    return factors_frame(rows)
 
 
 def _products_of(backend: str, products: str) -> str:

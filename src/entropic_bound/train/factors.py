@@ -24,6 +24,25 @@ def factors_frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(FACTOR_COLUMNS))
 
 
+def final_factors(layout, shapes, final) -> pd.DataFrame:
+    """Every student's final parameters, one row each in layout order: ``layout`` the engine's
+    StudentLayout, ``shapes`` its Shapes (``unpack``), ``final`` the flat parameters (a torch
+    tensor); Q and K cut to the student's rank."""
+    Q, K, V = (t.detach().cpu().numpy() for t in shapes.unpack(final))
+    rows = [
+        {
+            "task_id": layout.task_ids[int(layout.task[s])],
+            "rank": int(layout.rank[s]),
+            "seed": layout.seed(s),
+            "Q": Q[s, :, : int(layout.rank[s])].copy(),
+            "K": K[s, :, : int(layout.rank[s])].copy(),
+            "V": V[s].copy(),
+        }
+        for s in range(len(layout))
+    ]
+    return factors_frame(rows)
+
+
 def save_factors(table: pd.DataFrame, path, provenance: dict | None = None) -> None:
     """Write a factors table (Q, K of each row [k, its rank]) as one ``.npz``, with the
     provenance sidecar of an artifact when ``provenance`` is given."""
