@@ -16,7 +16,7 @@ import argparse
 import sys
 
 PROG = "entropic-bound"
-#: the rank estimators of docs/method.md §2 as --estimator takes them (tests/test_cli_battery.py
+#: the rank estimators of docs/method.md §2 as --estimator takes them (tests/cli/test_cli_battery.py
 #: checks this against estimators.estimator_names(opt_in=True), which needs numpy: --help stays
 #: fast)
 ESTIMATORS = (
