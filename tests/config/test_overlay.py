@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "config" / "config.yaml"
 
 
+@pytest.mark.extras  # the default base is the checkout's config/config.yaml: a wheel has none
 def test_an_overlay_is_merged_over_the_paper_config(tmp_path):
     over = tmp_path / "my.yaml"
     over.write_text("run_name: mine\nseed: 1\ntask:\n  d: 8\n")
