@@ -35,6 +35,7 @@ def test_an_overlay_without_a_base_says_how_to_pass_one(tmp_path):
         load_config(over, base=tmp_path / "nothing.yaml")
 
 
+@pytest.mark.extras  # merged over the checkout's config/config.yaml: a wheel has none
 def test_a_bad_key_in_an_overlay_is_still_named(tmp_path):
     over = tmp_path / "my.yaml"
     over.write_text("run_name: mine\nseed: -1\n")

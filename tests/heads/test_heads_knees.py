@@ -37,7 +37,9 @@ def test_knee_rule_by_hand(losses, full, ablated, knee):
 def test_knee_is_the_least_rank_within_the_allowance(extra, gap, fraction):
     full = 1.0
     losses = [full + e for e in extra] + [full]  # L(d_head) = L_full always
-    knee = int(knee_of(losses, full, full + gap, fraction))
+    ablated = full + gap
+    knee = int(knee_of(losses, full, ablated, fraction))
+    gap = ablated - full  # as the rule reads it (full + 0.1 − full is not 0.1 in floats)
     assert losses[knee] - full <= fraction * gap
     assert all(loss - full > fraction * gap for loss in losses[:knee])
 
