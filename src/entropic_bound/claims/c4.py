@@ -133,9 +133,8 @@ def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
 
     c, est = v3["C4"], v3["estimator"]
     names = ("C4 clean (L0, σ = 0)", "C4 noisy copies")
-    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    bad = theory_v3.estimator_refusal(run, est, v3, names[0])
     if bad is not None:
-        bad.name = bad.name or names[0]
         return [bad]
     tasks = theory_v3.registered_tasks(run, ["L0"])
     preds = tables["data_only_predictions"]

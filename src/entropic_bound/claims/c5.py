@@ -136,9 +136,8 @@ def claim_c5_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
 
     c, est = v3["C5"], v3["estimator"]
     names = ("C5 P_static misses r* (L3, L4)", "C5 static students stay high (L3, L4)")
-    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    bad = theory_v3.estimator_refusal(run, est, v3, names[0])
     if bad is not None:
-        bad.name = bad.name or names[0]
         return [bad]
     tasks = theory_v3.registered_tasks(run, c["rungs"])
     exact = checks_v3.predicted_exact(tables["data_only_predictions"], est, "P_static", 0.0, tasks)

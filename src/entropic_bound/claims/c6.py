@@ -226,9 +226,8 @@ def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
 
     c, est = v3["C6"], v3["estimator"]
     names = ("C6 static rungs match", "C6 attention rungs miss", "C6 share falls", "C6 risk rises")
-    bad = theory_v3.needs_run(run, names[0]) or theory.refusal_on_task_grid(est, run, v3)
+    bad = theory_v3.estimator_refusal(run, est, v3, names[0])
     if bad is not None:
-        bad.name = bad.name or names[0]
         return [bad]
     preds, metrics, bounds = (
         tables[k] for k in ("data_only_predictions", "train_metrics", "bounds")
@@ -277,9 +276,8 @@ def _trend_v3(t, run: dict, c: dict, v3: dict, names) -> list[Check]:
     from entropic_bound.claims import theory_v3
     from entropic_bound.core.rungs import ladder_lambda
 
-    tasks = theory_v3.registered_tasks(
-        run, [r for r in _rungs(run) if ladder_lambda(r) is not None]
-    )
+    tasks = theory_v3.registered_tasks(run)
+    tasks = tasks[tasks["rung"].map(ladder_lambda).notna()]
     got = t.set_index("task_id")[["static_fit_share", "static_student_R"]]
     vals = got.reindex(tasks["task_id"]).assign(lam=tasks["rung"].map(ladder_lambda).to_numpy())
     per = vals.groupby("lam").agg(
@@ -312,13 +310,6 @@ def _trend_v3(t, run: dict, c: dict, v3: dict, names) -> list[Check]:
             name=names[1],
         ),
     ]
-
-
-def _rungs(run: dict) -> list[str]:
-    """Every rung of the run's task grid, in order."""
-    from entropic_bound.tasks.grid import task_specs
-
-    return list(dict.fromkeys(s.rung for s in task_specs(run)))
 
 
 CLAIM_V3 = claim_c6_v3

@@ -18,7 +18,7 @@ from entropic_bound.analysis import (
     pretty_estimator,
     spectra_matrix,
 )
-from entropic_bound.claims import theory, theory_v3
+from entropic_bound.claims import theory_v3
 from entropic_bound.claims.verdict import Check, fmt
 
 
@@ -134,9 +134,8 @@ def recovery_v3(
 ) -> Check:
     """The v3 estimator (admitted on the task grid) on the learned full-rank kernels = r*; a task
     counts as recovered only if every one of its student seeds is exact."""
-    bad = theory.refusal_on_task_grid(v3["estimator"], run, v3)
+    bad = theory_v3.estimator_refusal(run, v3["estimator"], v3, name)
     if bad is not None:
-        bad.name = name
         return bad
     tasks = tasks[tasks["rung"] == rung]
     full = full_rank_students(metrics)

@@ -69,8 +69,8 @@ def nonlinear(x1: pd.DataFrame, c: dict, v3: dict) -> Check:
         v3,
         "σ50/std of P_invert < its linear twin's, cells with n ≤ d",
         "share of cells where inversion is less noise tolerant",
+        unit="cells",
     )
-    check.measured = check.measured.replace(" tasks", " cells")
     sq = both.reset_index()
     sq = sq[sq["n"] == sq["d"]]
     check.measured += f"; n = d alone: {int((sq['invert'] < sq['twin']).sum())}/{len(sq)}"

@@ -89,15 +89,17 @@ def rate_check(
     quantity: str,
     at_most: bool = False,
     missing: int = 0,
+    unit: str = "tasks",
 ) -> Check:
     """A rate over independent units (one outcome per unit; NaN against the claim): the share
     ≥ ``need`` (≤ when ``at_most``); its Clopper–Pearson interval is stated; fewer than
-    ``min_tasks`` units decide nothing. ``missing``: how many units had no row or a NaN."""
+    ``min_tasks`` units decide nothing. ``missing``: how many units had no row or a NaN;
+    ``unit``: what a unit is called in the text."""
     ok = adverse(outcome, at_most)
     n, hits = len(ok), int(ok.sum())
     share = hits / n if n else float("nan")
     lo, hi = clopper_pearson(hits, n, v3["confidence"])
-    text = f"{what}: {hits}/{n} tasks"
+    text = f"{what}: {hits}/{n} {unit}"
     if n:
         text += f" = {share:.2f} (95 % CI {lo:.2f}–{hi:.2f})"
     if missing:
@@ -105,7 +107,11 @@ def rate_check(
     head = (quantity, share, "<=" if at_most else ">=", need, n)
     if n < v3["min_tasks"]:
         return Check(
-            None, f"{text} (insufficient data: < {v3['min_tasks']} tasks)", INSUFFICIENT, head, name
+            None,
+            f"{text} (insufficient data: < {v3['min_tasks']} {unit})",
+            INSUFFICIENT,
+            head,
+            name,
         )
     slack = v3["float_slack"]
     passed = share <= need + slack if at_most else share >= need - slack
@@ -143,15 +149,16 @@ def validation(check: Check) -> Check:
 # ---------------------------------------------------------------- registered tasks
 
 
-def registered_tasks(run: dict | None, rungs) -> pd.DataFrame:
-    """The tasks of ``rungs`` that the run's config registers (its task grid), whatever rows the
-    tables hold: columns task_id, rung, r_star, task_seed."""
+def registered_tasks(run: dict | None, rungs=None) -> pd.DataFrame:
+    """The tasks of ``rungs`` (None: every rung) that the run's config registers (its task
+    grid), whatever rows the tables hold: columns task_id, rung, r_star, task_seed."""
     from entropic_bound.tasks.grid import task_specs
 
     if run is None:
         return pd.DataFrame(columns=TASK_COLUMNS)
-    want = set(rungs)
-    rows = [(s.task_id, s.rung, s.r_star, s.seed) for s in task_specs(run) if s.rung in want]
+    specs = task_specs(run)
+    want = {s.rung for s in specs} if rungs is None else set(rungs)
+    rows = [(s.task_id, s.rung, s.r_star, s.seed) for s in specs if s.rung in want]
     return pd.DataFrame(rows, columns=TASK_COLUMNS)
 
 
@@ -160,6 +167,17 @@ def needs_run(run: dict | None, name: str) -> Check | None:
     if run is None:
         return Check(None, "the run's config is needed (the tasks it registers)", name=name)
     return None
+
+
+def estimator_refusal(run: dict | None, estimator: str, v3: dict, name: str) -> Check | None:
+    """None when the run's config is given and ``estimator`` is admitted on its task grid
+    (theory.refusal_on_task_grid); else the check, named ``name``, that says why not."""
+    from entropic_bound.claims import theory
+
+    bad = needs_run(run, name) or theory.refusal_on_task_grid(estimator, run, v3)
+    if bad is not None:
+        bad.name = name
+    return bad
 
 
 def protocol_refusal(run: dict | None, v3: dict, name: str) -> Check | None:
@@ -239,8 +257,8 @@ def best_of_students(metrics: pd.DataFrame) -> pd.DataFrame:
     g = own.groupby(["task_id", "rung", "r_star", "task_seed", "rank"], sort=True)["R"]
     out = g.agg(R_best_student="min", R_median="median", n_seeds="count").reset_index()
     # a NaN risk of any seed makes the cell NaN (min would skip it)
-    nan = g.apply(lambda x: bool(x.isna().any())).to_numpy()
-    out.loc[nan, "R_best_student"] = np.nan
+    nan = own["R"].isna().groupby([own[k] for k in out.columns[:5]], sort=True).any()
+    out.loc[nan.to_numpy(), "R_best_student"] = np.nan
     return out
 
 
