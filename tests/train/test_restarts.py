@@ -96,6 +96,24 @@ def test_only_unconverged_students_restart_and_none_gets_worse():
     assert set(out["restart"]) <= {0, 1, 2}
 
 
+def test_a_rank_deficient_student_is_never_restarted():
+    """Registration v3's protocol restarts students with r ≥ r* only: r = 1 < r* = 2 never
+    converges (its Eckart–Young plateau) and keeps its first run, bitwise."""
+    task = small_task()
+    kw = dict(init_scale=1e-2, epsilon=1e-3, device="cpu", backend="torch")
+    optim = Optim(lr=2e-2, batch=32, max_steps=200, chunk=4)
+    plain = train_students([task], "L2", [1, 2, 3], [0, 1], optim, **kw)["metrics"]
+    out = train_restarting(
+        [task], "L2", [1, 2, 3], [0, 1], dataclasses.replace(optim, restarts=1), **kw
+    )["metrics"]
+    deficient = (plain["rank"] < plain["r_star"]).to_numpy()
+    assert deficient.any() and not plain["converged"].to_numpy(bool)[deficient].any()
+    assert (out["restart"].to_numpy()[deficient] == 0).all()
+    pd.testing.assert_frame_equal(
+        out[deficient].drop(columns="restart"), plain[deficient], check_exact=True
+    )
+
+
 @pytest.mark.extras
 def test_a_spurious_minimum_at_r_star_is_left_by_one_restart():
     """d = 48, L2, r* = 8, task seed 1, student seed 0: without a restart the student ends at

@@ -84,20 +84,19 @@ def empirical_knees(curves: pd.DataFrame, epsilon) -> pd.DataFrame:
     Returns columns task_id, rung, r_star, task_seed, r_emp, R_at_r_star (median R at r*).
     """
     own = own_class_curves(curves)
-    rows = []
-    for key, g in own.groupby(TASK_KEYS, sort=True):
-        g = g.sort_values("rank")
-        eps = epsilon[key[0]] if isinstance(epsilon, Mapping) else epsilon
-        hit = g.loc[g["R"] <= eps, "rank"]
-        at = g.loc[g["rank"] == key[2], "R"]
-        rows.append(
-            {
-                **dict(zip(TASK_KEYS, key)),
-                "r_emp": float(hit.iloc[0]) if len(hit) else np.nan,
-                "R_at_r_star": float(at.iloc[0]) if len(at) else np.nan,
-            }
-        )
-    return pd.DataFrame(rows, columns=TASK_KEYS + ["r_emp", "R_at_r_star"])
+    tasks = own[TASK_KEYS].drop_duplicates()
+    if isinstance(epsilon, Mapping):
+        missing = sorted(set(tasks["task_id"]) - set(epsilon))
+        if missing:
+            raise KeyError(missing[0])
+        eps = own["task_id"].map(epsilon).astype(float)
+    else:
+        eps = epsilon
+    hit = own[own["R"] <= eps].groupby(TASK_KEYS)["rank"].min().rename("r_emp")
+    at = own[own["rank"] == own["r_star"]].groupby(TASK_KEYS)["R"].first(skipna=False)
+    out = tasks.set_index(TASK_KEYS).join(hit).join(at.rename("R_at_r_star"))
+    out = out.astype(float).sort_index().reset_index()
+    return out[TASK_KEYS + ["r_emp", "R_at_r_star"]]
 
 
 def static_student_risk(curves: pd.DataFrame) -> pd.DataFrame:
@@ -108,22 +107,21 @@ def static_student_risk(curves: pd.DataFrame) -> pd.DataFrame:
     doubles as its static student), the own class at its highest rank stands in.
     Columns: task_id, rung, r_star, task_seed, R_static_L0, R_static_L1, static_student_R.
     """
-    rows = []
-    for key, g in curves.groupby(TASK_KEYS, sort=True):
-        row = dict(zip(TASK_KEYS, key))
-        for cls in STATIC_CLASSES:
-            s = g[(g["student_class"] == cls) & g["static_student"]]
-            if s.empty:
-                own = g[(g["student_class"] == cls) & ~g["static_student"]]
-                s = own[own["rank"] == own["rank"].max()] if not own.empty else own
-            row[f"R_static_{cls}"] = (
-                float(s.loc[s["rank"] == s["rank"].max(), "R"].min()) if not s.empty else np.nan
-            )
-        both = [row[f"R_static_{c}"] for c in STATIC_CLASSES]
-        row["static_student_R"] = float(np.nanmin(both)) if np.any(np.isfinite(both)) else np.nan
-        rows.append(row)
     cols = TASK_KEYS + [f"R_static_{c}" for c in STATIC_CLASSES] + ["static_student_R"]
-    return pd.DataFrame(rows, columns=cols)
+    tasks = curves[TASK_KEYS].drop_duplicates().sort_values(TASK_KEYS, ignore_index=True)
+    c = curves[curves["student_class"].isin(STATIC_CLASSES)]
+    static = c["static_student"].astype(bool)
+    by = [c["task_id"], c["student_class"]]
+    # a class's static rows where it has any on the task, else its own-class rows
+    c = c[static | ~static.groupby(by).transform("any")]
+    by = [c["task_id"], c["student_class"]]
+    c = c[c["rank"] == c["rank"].groupby(by).transform("max")]
+    best = c.pivot_table(index="task_id", columns="student_class", values="R", aggfunc="min")
+    best = best.reindex(columns=list(STATIC_CLASSES)).add_prefix("R_static_").astype(float)
+    out = tasks.merge(best, left_on="task_id", right_index=True, how="left")
+    # NaN where neither class has a finite R
+    out["static_student_R"] = out[[f"R_static_{k}" for k in STATIC_CLASSES]].min(axis=1)
+    return out.reindex(columns=cols)
 
 
 def full_rank_students(metrics: pd.DataFrame) -> pd.DataFrame:

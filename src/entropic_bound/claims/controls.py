@@ -22,7 +22,6 @@ import pandas as pd
 from entropic_bound.claims.planted import (
     ALL_RUNGS,
     fabricate,
-    fabricate_frontier,
     tail_energy,
     teacher_spectrum,
 )
@@ -155,9 +154,8 @@ def planted_x1(broken=()) -> pd.DataFrame:
 
 @lru_cache(maxsize=64)
 def _world(broken: frozenset) -> dict:
-    tables = fabricate(broken=broken, rungs=ALL_RUNGS, task_seeds=SEEDS)
     # 4 frontier seeds too: 12 independent teachers (value map unknown × r* × seed) for v3
-    tables["frontier"] = fabricate_frontier(seeds=SEEDS, broken=broken)
+    tables = fabricate(broken=broken, rungs=ALL_RUNGS, task_seeds=SEEDS, frontier_seeds=SEEDS)
     tables["bounds"] = planted_bounds(tables["train_metrics"])
     tables["X1_boundaries"] = planted_x1(broken)
     return tables

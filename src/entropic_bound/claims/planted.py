@@ -392,8 +392,11 @@ def fabricate_frontier(
     return pd.DataFrame(rows)
 
 
-def fabricate(broken=(), rungs=ALL_RUNGS, **kw) -> dict[str, pd.DataFrame]:
-    """Every cached table, keyed by file stem (``train_metrics``, ``frontier``, ...)."""
+def fabricate(
+    broken=(), rungs=ALL_RUNGS, frontier_seeds=(0, 1), **kw
+) -> dict[str, pd.DataFrame]:
+    """Every cached table, keyed by file stem (``train_metrics``, ``frontier``, ...);
+    ``frontier_seeds``: the frontier teachers' seeds."""
     metrics = fabricate_metrics(rungs=rungs, broken=broken, **kw)
     if "C5_absent" in broken:  # one L4 task never trained (its jobs lost): only P_static knows it
         metrics = metrics[metrics["task_id"] != "L4_r1_s0"].reset_index(drop=True)
@@ -401,7 +404,7 @@ def fabricate(broken=(), rungs=ALL_RUNGS, **kw) -> dict[str, pd.DataFrame]:
         "data_only_predictions": fabricate_predictions(
             rungs=rungs, broken=broken, task_seeds=kw.get("task_seeds", (0, 1))
         ),
-        "frontier": fabricate_frontier(broken=broken),
+        "frontier": fabricate_frontier(seeds=frontier_seeds, broken=broken),
         "train_metrics": metrics,
         "train_dynamics": fabricate_dynamics(metrics),
         "train_loss": fabricate_loss(metrics),
