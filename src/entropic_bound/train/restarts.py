@@ -16,7 +16,7 @@ the one with the least **training** MSE is kept (its metrics, learned spectra an
 and the column ``restart`` says which. A rank-deficient student (r < r*) cannot reach the target
 and is not restarted: registration v3's protocol names r ≥ r* (docs/method.md §4), and the
 deficient side's optimum is the best-known bound's job (several routes), not the restarts'.
-Restarting it too cost 45 % of the paper run's training steps and only moved its R along the
+Restarting it too cost 24 % of the paper run's training steps and only moved its R along the
 same Eckart–Young plateau. With ``restarts: 0`` nothing changes, bitwise, and no column is added.
 """
 
