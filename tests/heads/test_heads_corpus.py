@@ -1,5 +1,7 @@
-"""The heads corpus (docs/method.md §9): sorted files, a fixed whole-file split, byte tokens."""
+"""The heads corpora (docs/method.md §9): sorted files, a split by group, near-copies out of
+the held-out text, byte tokens; the standard library and the manual pages."""
 
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -8,8 +10,11 @@ import pytest
 from entropic_bound.heads.corpus import (
     FILE_SEPARATOR,
     load_corpus,
+    man_files,
+    man_group,
     random_windows,
     source_files,
+    stdlib_group,
     stdlib_root,
     windows,
 )
@@ -40,8 +45,8 @@ def test_files_are_sorted_by_path_and_tests_are_left_out(tree):
     assert names == ["a.py", "b.py", "bad.py", "d.py", "e.py", "pkg/c.py"]
 
 
-def test_every_kth_kept_file_is_held_out_whole(tree):
-    # kept (UTF-8) in order: a, b, d, e, pkg/c; every 2nd -> b, e to validation
+def test_every_kth_group_is_held_out_whole(tree):
+    # kept (UTF-8) groups in order: a, b, d, e, pkg; every 2nd -> b, e to validation
     c = load_corpus(tree, valid_every=2)
     assert bytes(c.train) == FILE_SEPARATOR.join([b"a", b"dd", b"ccc"])
     assert bytes(c.valid) == FILE_SEPARATOR.join([b"bb", b"eeeee"])
@@ -52,6 +57,37 @@ def test_every_kth_kept_file_is_held_out_whole(tree):
 def test_max_bytes_stops_after_the_file_that_reaches_it(tree):
     c = load_corpus(tree, max_bytes=3, valid_every=2)  # a (1) + b (2) = 3 bytes
     assert bytes(c.train) == b"a" and bytes(c.valid) == b"bb"
+
+
+def test_a_package_is_one_group_and_never_split(tree):
+    write(tree, "pkg/z.py", b"zz")
+    # groups a, b, d, e, pkg: every 5th is pkg, both of its files held out
+    c = load_corpus(tree, valid_every=5)
+    assert bytes(c.valid) == FILE_SEPARATOR.join([b"ccc", b"zz"])
+    assert (c.groups_train, c.groups_valid, c.files_valid) == (4, 1, 2)
+    assert [stdlib_group(r) for r in ("os.py", "json/decoder.py")] == ["os", "json"]
+
+
+def test_excluded_groups_and_the_group_cap(tree):
+    write(tree, "pkg/z.py", b"zz")
+    c = load_corpus(tree, valid_every=2, exclude_groups=["b"])  # groups a, d, e, pkg
+    assert bytes(c.valid) == FILE_SEPARATOR.join([b"dd", b"ccc", b"zz"])
+    # pkg capped at 3 bytes: c.py (3) reaches it, z.py is not read
+    c = load_corpus(tree, valid_every=5, max_group_bytes=3)
+    assert bytes(c.valid) == b"ccc"
+
+
+def test_a_held_out_near_copy_of_training_text_is_left_out(tree):
+    text = b" ".join(b"w%d" % i for i in range(40))
+    write(tree, "a.py", text)  # training (group a)
+    write(tree, "b.py", text[:100] + b" fresh words here")  # held out (group b): a near-copy
+    c = load_corpus(tree, valid_every=2)  # held out: b (dropped), e (kept)
+    assert bytes(c.valid) == b"eeeee"
+    assert (c.files_valid, c.dropped_files, c.dropped_bytes) == (1, 1, 117)
+    d = c.describe()
+    assert d["valid_near_copies_dropped"] == 1 and len(d["valid_sha256"]) == 64
+    # the threshold is the config's: at 0.99 the near-copy stays (containment 19/22)
+    assert load_corpus(tree, valid_every=2, max_containment=0.99).files_valid == 2
 
 
 def test_a_corpus_without_held_out_files_is_refused(tree):
@@ -88,3 +124,55 @@ def test_random_windows_stay_inside_and_follow_the_seed():
     b = random_windows(tokens, 100, 9, np.random.default_rng(0))
     assert np.array_equal(a, b) and a.shape == (100, 10)
     assert (np.diff(a, axis=1) == 1).all() and a.min() >= 0 and a.max() <= 49
+
+
+def gz(root: Path, rel: str, text: bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(text, mtime=0))
+
+
+@pytest.fixture
+def man(tmp_path):
+    """Pages in man1/ and man3/: gzip and plain, a family, an alias (.so), a symbolic link,
+    a language subdirectory and a directory that is not a section."""
+    gz(tmp_path, "man1/git.1.gz", b".TH GIT 1\ngit text")
+    gz(tmp_path, "man1/git-log.1.gz", b".TH GIT-LOG 1\nlog text")
+    gz(tmp_path, "man1/ls.1.gz", b".TH LS 1\nls text")
+    gz(tmp_path, "man1/dir.1.gz", b".so man1/ls.1\n")  # an alias of ls
+    (tmp_path / "man1" / "vdir.1.gz").symlink_to("ls.1.gz")
+    write(tmp_path, "man3/Dpkg::Path.3perl", b".TH Dpkg::Path 3\nperl text")
+    gz(tmp_path, "de/man1/ls.1.gz", b"deutsch")
+    write(tmp_path, "cache/x.1", b"not a section")
+    return tmp_path
+
+
+def test_the_manual_pages_are_read_from_their_sections_only(man):
+    names = [p.relative_to(man).as_posix() for p in man_files(man)]
+    assert names == [
+        "man1/dir.1.gz",
+        "man1/git-log.1.gz",
+        "man1/git.1.gz",
+        "man1/ls.1.gz",
+        "man3/Dpkg::Path.3perl",
+    ]
+    assert [man_group(n) for n in names] == ["dir", "git", "git", "ls", "Dpkg"]
+
+
+def test_a_man_corpus_decompresses_and_splits_by_family(man):
+    # families Dpkg, git, ls (the alias is left out): every 2nd (git) held out, both pages
+    c = load_corpus(man, valid_every=2, source="man")
+    assert bytes(c.valid) == FILE_SEPARATOR.join(
+        [b".TH GIT-LOG 1\nlog text", b".TH GIT 1\ngit text"]
+    )
+    assert bytes(c.train) == FILE_SEPARATOR.join(
+        [b".TH LS 1\nls text", b".TH Dpkg::Path 3\nperl text"]
+    )
+    assert c.describe()["corpus"] == "man-pages" and c.source == "man"
+
+
+def test_a_missing_root_or_source_is_one_line(tmp_path):
+    with pytest.raises(ValueError, match="is not a directory"):
+        load_corpus(tmp_path / "nowhere", source="man")
+    with pytest.raises(ValueError, match="source must be one of"):
+        load_corpus(tmp_path, source="perl")

@@ -49,7 +49,9 @@ rule heads:
 rule heads_train:
     """Train the heads model on the corpus; its weights and the training curve."""
     input:
-        code=package_code("heads/corpus", "heads/model", "heads/train", "heads/stage"),
+        code=package_code(
+            "heads/corpus", "heads/dedup", "heads/model", "heads/train", "heads/stage"
+        ),
     output:
         model=f"{HEADS_DIR}/model.pt",
         curve=f"{HEADS_DIR}/tables/training_curve.csv",
@@ -80,6 +82,7 @@ rule heads_measure:
                 for m in ("corpus", "model", "stage", "capture", "knees", "ranks")
             ),
             "heads/measure",
+            "heads/dedup",
             "predict/attention",
             "predict/base",
             "core/estimators",
@@ -87,6 +90,7 @@ rule heads_measure:
     output:
         table=f"{HEADS_DIR}/tables/heads.csv",
         curves=f"{HEADS_DIR}/tables/knee_curves.csv",
+        windows=f"{HEADS_DIR}/tables/knee_windows.parquet",
     log:
         f"{HEADS_DIR}/logs/heads_measure.log",
     benchmark:
@@ -110,12 +114,26 @@ rule heads_report:
         model=f"{HEADS_DIR}/model.pt",
         table=f"{HEADS_DIR}/tables/heads.csv",
         curves=f"{HEADS_DIR}/tables/knee_curves.csv",
+        windows=f"{HEADS_DIR}/tables/knee_windows.parquet",
         curve=f"{HEADS_DIR}/tables/training_curve.csv",
         code=package_code(
-            "heads/report", "heads/figure", "heads/ranks", "core/estimators"
+            *(
+                f"heads/{m}"
+                for m in (
+                    "report",
+                    "figure",
+                    "ranks",
+                    "reliability",
+                    "baselines",
+                    "stats",
+                )
+            ),
+            "core/estimators",
+            "analysis/columns",
         ),
     output:
         agreement=f"{HEADS_DIR}/tables/estimators.csv",
+        reliability=f"{HEADS_DIR}/tables/knee_reliability.csv",
         sensitivity=f"{HEADS_DIR}/tables/knee_sensitivity.csv",
         md=f"{HEADS_DIR}/heads.md",
         png=f"{HEADS_DIR}/figures/H1_knees.png",

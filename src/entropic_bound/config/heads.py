@@ -51,6 +51,19 @@ def check_heads_relations(cfg: dict) -> None:
             f"keys {_keys('train.eval_every', 'train.steps')}: eval_every = {t['eval_every']} > "
             f"steps = {t['steps']} leaves a curve of two points; use eval_every ≤ steps"
         )
+    if t["plateau_window"] and t["schedule"] != "constant":
+        raise ConfigError(
+            f"keys {_keys('train.plateau_window', 'train.schedule')}: the plateau rule stops "
+            "where the validation curve flattens, which reads as convergence only at a fixed "
+            f"learning rate (a {t['schedule']} rate flattens it by decaying); use "
+            "schedule: constant, or plateau_window: 0"
+        )
+    if 0 < t["plateau_window"] < t["eval_every"]:
+        raise ConfigError(
+            f"keys {_keys('train.plateau_window', 'train.eval_every')}: a plateau window of "
+            f"{t['plateau_window']} steps holds no evaluation (one every {t['eval_every']}); "
+            "use plateau_window ≥ eval_every"
+        )
     d_model = cfg["model"]["heads"] * cfg["model"]["d_head"]
     if d_model < 2:  # a one-dimensional residual stream has no kernel to truncate
         raise ConfigError(
