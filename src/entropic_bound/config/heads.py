@@ -38,6 +38,20 @@ def load_heads_config(path) -> dict:
     return cfg
 
 
+def load_heads_claims(path) -> dict:
+    """The heads study's registration (config/heads_claims.yaml; docs/method.md §9b), read
+    strictly and validated by ``schemas/heads_claims.schema.yaml``."""
+    label = f"heads registration {path}"
+    try:
+        doc = read_config(path)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("config file", "heads registration", 1)) from None
+    try:
+        return copy.deepcopy(validate(doc, "heads_claims"))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("heads_claims key", f"{label}: key", 1)) from None
+
+
 def check_heads_relations(cfg: dict) -> None:
     """Rules between keys of a schema-valid heads config; each error names every key."""
     t, m = cfg["train"], cfg["measure"]

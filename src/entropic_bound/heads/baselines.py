@@ -1,9 +1,16 @@
 """What an estimator of the knee must beat (docs/method.md §9, "Null baselines"): guesses that
-know nothing of the head itself, only the knees of the *other* heads of the same model.
+know nothing of a head but the knees of its model's heads.
 
-* ``loo_median``: the median knee of the model's other heads (leave one out): "every head
-  needs about the same rank". At d_head = 16 it names the knee as well as any estimator did
-  (issue 32: exact on 8/16 heads, within ±1 on 14/16).
+* ``loo_median``: the median knee of the model's *other* heads (leave one out): "every head
+  needs about the same rank", predicted out of sample. At d_head = 16 it names the knee as well
+  as any estimator did (issue 32: exact on 8/16 heads, within ±1 on 14/16).
+* ``model_median``: the median knee of all the model's heads, the head's own included: the
+  best constant in hindsight (the median minimises the summed absolute error), so no constant
+  beats it on mean absolute error. The leave-one-out median can be beaten by a constant near
+  the middle of the knees: leaving a head out moves the median *away* from its knee (a head
+  above the median lowers it, one below raises it), so a guess that ignores the head is
+  slightly worse than a fixed one. An estimator that beats ``model_median`` carries
+  information about the head itself; the registration tests against it (§9b).
 * ``layer_mean``: the mean knee of the other heads of the same layer: "heads of a layer are
   alike".
 
@@ -21,7 +28,7 @@ import pandas as pd
 from entropic_bound.heads.stats import sign_test, wilcoxon_greater
 
 #: the null baselines, in the order of the tables
-NULLS = ("loo_median", "layer_mean")
+NULLS = ("loo_median", "model_median", "layer_mean")
 
 
 def _leave_one_out(knees: pd.Series, keys: list[pd.Series], how: str) -> pd.Series:
@@ -45,9 +52,11 @@ def null_guesses(table: pd.DataFrame, model: str | None = None) -> pd.DataFrame:
     """The guesses of :data:`NULLS` for every head of ``table`` (columns layer, knee, and the
     model column ``model`` when the table holds several models): one column per null."""
     models = table[model] if model else pd.Series(0, index=table.index)
+    finite = table["knee"].where(np.isfinite(table["knee"]))
     return pd.DataFrame(
         {
             "loo_median": _leave_one_out(table["knee"], [models], "median"),
+            "model_median": finite.groupby(models.to_numpy()).transform("median"),
             "layer_mean": _leave_one_out(table["knee"], [models, table["layer"]], "mean"),
         },
         index=table.index,

@@ -126,32 +126,38 @@ def reliability_summary(table: pd.DataFrame) -> dict:
     }
 
 
+def _versus(r, null: str) -> str:
+    """``wins–losses–ties (p)`` of row ``r`` against ``null`` (— for the null itself)."""
+    p = getattr(r, f"{null}_p_wilcoxon")
+    if r.heads == 0 or not np.isfinite(p):
+        return "—"
+    w, lo, t = (int(getattr(r, f"{null}_{k}")) for k in ("wins", "losses", "ties"))
+    return f"{w}–{lo}–{t} ({p:.2g})"
+
+
 def baseline_markdown(agree: pd.DataFrame, set_name: str = "with_knee") -> str:
-    """The estimators against the leave-one-out median (the table of docs/results.md)."""
+    """Each estimator against the nulls (the table of docs/results.md): its agreement, then
+    wins–losses–ties (one-sided Wilcoxon p) against each null on its absolute error."""
     a = agree[agree["set"] == set_name]
     lines = [
-        "| spectrum | estimator | heads | n/a | exact | within ±1 | mean abs. error | "
-        "constant's mean abs. error | wins–losses–ties | p (Wilcoxon, one-sided) | Spearman |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| spectrum | estimator | heads | n/a | exact | within ±1 | mean abs. error | Spearman | "
+        + " | ".join(f"vs {n}" for n in NULLS)
+        + " |",
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(NULLS),
     ]
     for r in a.itertuples(index=False):
         n = r.heads
+        cells = (
+            [f"{round(r.exact * n)}/{n}", f"{round(r.within1 * n)}/{n}", f"{r.mae:.2f}"]
+            if n
+            else ["—", "—", "—"]
+        )
+        cells.append(f"{r.spearman:.2f}" if np.isfinite(r.spearman) else "—")
+        cells += [_versus(r, null) for null in NULLS]
         lines.append(
             f"| {r.spectrum} | {r.estimator} | {n} | {r.not_applicable} | "
-            + (
-                f"{round(r.exact * n)}/{n} | {round(r.within1 * n)}/{n} | {r.mae:.2f} | "
-                f"{r.loo_median_mae_null:.2f} | "
-                + (
-                    "— | — "
-                    if r.estimator == "loo_median"
-                    else f"{r.loo_median_wins:.0f}–{r.loo_median_losses:.0f}–"
-                    f"{r.loo_median_ties:.0f} | "
-                    f"{r.loo_median_p_wilcoxon:.3g} "
-                )
-                + f"| {r.spearman:.2f} |"
-                if n
-                else "— | — | — | — | — | — | — |"
-            )
+            + " | ".join(cells)
+            + " |"
         )
     return "\n".join(lines)
 

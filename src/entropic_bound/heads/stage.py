@@ -37,7 +37,7 @@ def corpus_of(cfg: dict):
     return load_corpus(
         c["root"] or None,
         c["max_bytes"],
-        c["valid_every"],
+        c["valid_share"],
         source=c["source"],
         max_group_bytes=c["max_group_bytes"],
         exclude_groups=c["exclude_groups"],

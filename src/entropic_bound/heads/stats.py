@@ -19,8 +19,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from entropic_bound.analysis.columns import spearman
-
 
 def sign_test(wins: int, losses: int) -> float:
     """P(X ≥ wins) for X ~ Binomial(wins + losses, ½): one-sided; 1.0 when there are none."""
@@ -60,26 +58,26 @@ def stratified_spearman(
     """(ρ̄, p, strata used): ρ̄ the mean of the within-stratum Spearman correlations of x and y
     weighted by stratum size (strata of fewer than ``min_size`` points, or where x or y is
     constant, left out), p the share of ``permutations`` within-stratum permutations of y whose
-    ρ̄ is ≥ the observed (counting the observed: (1 + #≥) / (1 + permutations))."""
+    ρ̄ is ≥ the observed (counting the observed: (1 + #≥) / (1 + permutations)). Spearman with
+    average ranks for ties: the Pearson correlation of the ranks, which a permutation of y's
+    ranks leaves with the same means and spreads, so every permutation is one product."""
     frame = pd.DataFrame({"x": np.asarray(x, float), "y": np.asarray(y, float), "s": strata})
     groups = []
     for _, g in frame.groupby("s", sort=True):
         if len(g) >= min_size and g["x"].nunique() > 1 and g["y"].nunique() > 1:
-            groups.append((g["x"].rank().to_numpy(), g["y"].to_numpy()))
+            rx, ry = (g[c].rank().to_numpy() for c in ("x", "y"))
+            rx, ry = rx - rx.mean(), ry - ry.mean()
+            groups.append((rx / np.linalg.norm(rx), ry / np.linalg.norm(ry)))
     if not groups:
         return math.nan, math.nan, 0
     sizes = np.array([len(gx) for gx, _ in groups], dtype=np.float64)
-
-    def statistic(ys) -> float:
-        rhos = [spearman(gx, gy) for (gx, _), gy in zip(groups, ys, strict=True)]
-        return float(np.dot(sizes, rhos) / sizes.sum())
-
-    observed = statistic([gy for _, gy in groups])
+    weights = sizes / sizes.sum()
+    observed = float(sum(w * gx @ gy for w, (gx, gy) in zip(weights, groups, strict=True)))
     rng = np.random.default_rng([seed, 9])
-    hits = sum(
-        statistic([rng.permutation(gy) for _, gy in groups]) >= observed - 1e-12
-        for _ in range(permutations)
-    )
+    null = np.zeros(permutations)
+    for w, (gx, gy) in zip(weights, groups, strict=True):
+        null += w * (rng.permuted(np.tile(gy, (permutations, 1)), axis=1) @ gx)
+    hits = int(np.sum(null >= observed - 1e-12))
     return observed, (1 + hits) / (1 + permutations), len(groups)
 
 
