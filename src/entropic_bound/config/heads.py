@@ -15,7 +15,7 @@ from entropic_bound.config.relations import _keys
 #: the pipeline config's key naming the heads config (default config/heads.yaml)
 HEADS_CONFIG_KEY = "heads_config"
 #: the rules of the study (workflow/rules/heads.smk)
-HEADS_RULES = ("heads", "heads_train", "heads_measure", "heads_report")
+HEADS_RULES = ("heads", "heads_train", "heads_measure", "heads_predict", "heads_report")
 #: a path under results/heads*/ (relative or absolute): a target of the study
 _UNDER_RESULTS_HEADS = re.compile(r"(^|/)results/heads[^/]*(/|$)")
 
@@ -83,6 +83,25 @@ def check_heads_relations(cfg: dict) -> None:
         raise ConfigError(
             f"keys {_keys('model.heads', 'model.d_head')}: d_model = heads · d_head = 1; "
             "use d_model ≥ 2"
+        )
+    p = cfg["predict"]
+    if p["sequences"] > m["capture_sequences"]:
+        raise ConfigError(
+            f"keys {_keys('predict.sequences', 'measure.capture_sequences')}: predict reads "
+            f"the first {p['sequences']} capture windows of {m['capture_sequences']}; use "
+            "predict.sequences ≤ measure.capture_sequences"
+        )
+    d_head = cfg["model"]["d_head"]
+    unknowns = d_model * d_model + 2 * d_model * d_head
+    if (
+        p["heads"] != "none"
+        and p["causal"]
+        and p["sequences"] * cfg["model"]["context"] <= unknowns
+    ):
+        raise ConfigError(
+            f"keys {_keys('predict.sequences', 'model.context')}: the causal P_attn fits "
+            f"{unknowns} unknowns (d_model² + 2·d_model·d_head) from sequences · context = "
+            f"{p['sequences'] * cfg['model']['context']} rows; raise predict.sequences"
         )
     if sorted(m["taus"]) != m["taus"]:
         raise ConfigError(f"key 'measure.taus': list τ in increasing order, got {m['taus']}")

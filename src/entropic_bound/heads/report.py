@@ -31,8 +31,9 @@ SPECTRUM_LABELS = {
 }
 #: arXiv 2604.04384's ranges over 5,888 heads of five language models (the anchor)
 ANCHOR = {"logit_energy_0.9": (2, 11), "qk_energy_0.9": (38, 75)}
-#: the sets of heads an agreement is read on: every head with a knee, the resolved ones
-HEAD_SETS = ("with_knee", "resolved")
+#: the sets of heads an agreement is read on: every head with a knee, the resolved ones, the
+#: registration's eligible ones (when the table says)
+HEAD_SETS = ("with_knee", "resolved", "eligible")
 #: the paired columns of each null
 PAIRED = ("mae_null", "wins", "losses", "ties", "p_sign", "p_wilcoxon")
 
@@ -64,13 +65,16 @@ def agreement(table: pd.DataFrame, taus, model: str | None = None) -> pd.DataFra
     """One row per (head set, spectrum or null, estimator): the agreement and the paired
     comparisons with every null (module docstring). ``model``: the column naming each head's
     model when ``table`` holds several (the nulls read only a head's own model); the resolved
-    set needs ``knee_resolved`` (:func:`.reliability.reliability`), else it is left out."""
+    set needs ``knee_resolved`` (:func:`.reliability.reliability`) and the eligible set
+    ``eligible`` (:func:`.claims.eligible`), else they are left out."""
     guesses = null_guesses(table, model)
     columns = [(s, e, table[c]) for s, e, c in estimate_columns(table, taus)]
     columns += [("null", n, guesses[n]) for n in NULLS]
     sets = {"with_knee": np.isfinite(table["knee"])}
     if "knee_resolved" in table.columns:
         sets["resolved"] = sets["with_knee"] & table["knee_resolved"].astype(bool)
+    if "eligible" in table.columns:  # a registration's eligibility (heads/claims.py)
+        sets["eligible"] = sets["with_knee"] & table["eligible"].astype(bool)
     rows = []
     for set_name, keep in sets.items():
         knee = table["knee"][keep]
@@ -192,7 +196,7 @@ def summary_markdown(
         "",
         "## Per head",
         "",
-        _markdown(table.round(3)),
+        markdown_table(table.round(3)),
         "",
     ]
     if "knee_resolved" in table.columns:
@@ -213,7 +217,7 @@ def summary_markdown(
         lines += [
             "## The knee at other shares of the gap (a reading; the rule is 1 %)",
             "",
-            _markdown(sensitivity.drop(columns="gap")),
+            markdown_table(sensitivity.drop(columns="gap")),
             "",
         ]
     for set_name in agree["set"].unique():
@@ -235,7 +239,8 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _markdown(df: pd.DataFrame) -> str:
+def markdown_table(df: pd.DataFrame) -> str:
+    """A table as markdown (floats as %g)."""
     head = "| " + " | ".join(map(str, df.columns)) + " |"
     rule = "|" + "---|" * len(df.columns)
     body = [

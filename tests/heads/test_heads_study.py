@@ -1,0 +1,108 @@
+"""The registered heads study end to end at a tiny size (config/heads_study_tiny.yaml):
+`snakemake heads_study` in a working directory outside the clone; and its config's checks."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from entropic_bound.config.heads_study import load_heads_study, study_asked
+from entropic_bound.config.load import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+SMK = str(Path(sys.executable).with_name("snakemake"))
+WORK = Path(tempfile.gettempdir()) / f"entropic-bound-test-heads-study-{os.getuid()}"
+TINY = REPO / "config" / "heads_study_tiny.yaml"
+MAN = Path("/usr/share/man/man1")
+
+
+def test_the_shipped_study_is_six_models_in_three_cells_at_unused_seeds():
+    s = load_heads_study(REPO / "config" / "heads_study.yaml", REPO)
+    assert len(s["models"]) == 6 and set(s["cell_of"].values()) == {
+        "stdlib_d16",
+        "stdlib_d32",
+        "man_d16",
+    }
+    assert 0 not in s["seeds"] and len(s["seeds"]) >= 2
+    d32 = s["models"]["stdlib_d32_s61206"]["model"]
+    d16 = s["models"]["stdlib_d16_s61206"]["model"]
+    assert d32["heads"] * d32["d_head"] == d16["heads"] * d16["d_head"]  # the same d_model
+    assert s["models"]["man_d16_s61207"]["corpus"]["source"] == "man"
+    assert s["registration"]["registered"] == "2026-12-06"
+
+
+def edited(tmp_path, **edits) -> Path:
+    doc = yaml.safe_load(TINY.read_text())
+    for dotted, value in edits.items():
+        *path, key = dotted.split(".")
+        node = doc
+        for p in path:
+            node = node[p]
+        node[key] = value
+    out = tmp_path / "s.yaml"
+    out.write_text(yaml.safe_dump(doc))
+    return out
+
+
+@pytest.mark.parametrize(
+    "edits, words",
+    [
+        ({"common.measure.knee_sequences": 256}, ["measure.knee_sequences", "registration fixed"]),
+        ({"common.measure.taus": [0.95]}, ["qk_energy_0.99", "measure.taus"]),
+        ({"cells.stdlib": {"model": {"d_head": 0}}}, ["cell 'stdlib'", "model.d_head"]),
+        ({"seeds": []}, ["seeds"]),
+        ({"run_name": "paper"}, ["run_name"]),
+    ],
+)
+def test_a_bad_study_is_one_line_naming_the_key(tmp_path, edits, words):
+    with pytest.raises(ConfigError) as err:
+        load_heads_study(edited(tmp_path, **edits), REPO)
+    assert "\n" not in str(err.value) and all(w in str(err.value) for w in words), err.value
+
+
+@pytest.mark.parametrize(
+    "argv, asked",
+    [
+        (["snakemake", "heads_study"], True),
+        (["snakemake", "results/heads_study/verdicts.csv"], True),
+        (["snakemake", "heads"], False),
+        (["snakemake", "reproduce-all"], False),
+    ],
+)
+def test_which_command_lines_ask_for_the_study(argv, asked):
+    assert study_asked(argv, {}) is asked
+
+
+@pytest.mark.extras
+@pytest.mark.skipif(not MAN.is_dir(), reason="no manual pages installed (/usr/share/man/man1)")
+def test_the_tiny_study_end_to_end():
+    subprocess.run(["rm", "-rf", str(WORK)], check=True)
+    WORK.mkdir()
+    cmd = [SMK, "heads_study", "-s", str(REPO / "Snakefile"), "-d", str(WORK), "--cores", "2"]
+    r = subprocess.run(
+        [*cmd, "--config", f"heads_study_config={TINY}"],
+        cwd=WORK,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    out = WORK / "results" / "heads_study_tiny"
+    verdicts = pd.read_csv(out / "verdicts.csv")
+    assert list(verdicts.columns[:4]) == ["claim", "kind", "column", "check"]
+    assert set(verdicts["claim"]) == {"eligibility", "K1", "K2", "O1"}
+    assert (verdicts["verdict"] == "inconclusive").all()  # 8 heads, not 64
+    heads = pd.read_csv(out / "tables" / "heads.csv")
+    assert len(heads) == 8 and set(heads["source"]) == {"stdlib", "man"}
+    assert heads["predict_rank"].notna().all()  # predict ran on every head
+    assert {"knee_resolved", "eligible", "knee_boot_lo"} <= set(heads.columns)
+    anchor = pd.read_csv(out / "tables" / "anchor.csv")
+    assert list(anchor["cell"]) == ["stdlib", "man"]
+    cost = pd.read_csv(out / "tables" / "cost.csv")
+    assert len(cost) == 2 * 3 and cost["cpu_s"].notna().all()
+    assert "Real heads, decided" in r.stdout and (out / "verdicts.csv.prov.json").exists()
