@@ -138,6 +138,7 @@ def test_the_gpu_checks_script_runs_the_study_without_snakemake(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     cmd = [sys.executable, str(REPO / "benchmarks" / "heads_check.py")]
     cmd += ["--config", str(REPO / "config" / "heads_tiny.yaml"), "--out", str(tmp_path / "o")]
+    cmd += ["--steps", "20", "--measure-heads", "3"]  # the device check's timing options
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
 
@@ -145,5 +146,6 @@ def test_the_gpu_checks_script_runs_the_study_without_snakemake(tmp_path):
         raise AssertionError(f"{name} in the JSON line")
 
     line = json.loads(r.stdout.strip().splitlines()[-1], parse_constant=strict)
-    assert line["device"] == "cpu" and len(line["knees"]) == 4
+    assert line["device"] == "cpu" and len(line["knees"]) == 3 and line["steps"] == 20
+    assert line["heads_measured"] == 3 and line["full_run_h"] >= 0
     assert (tmp_path / "o" / "heads.csv").exists() and (tmp_path / "o" / "heads.md").exists()

@@ -57,13 +57,13 @@ def _window_rows(layer: int, head: int, losses: np.ndarray, ablated: np.ndarray)
     return table
 
 
-def _layer_rows(cfg, model, layer, capture, probe, full, log):
-    """The table rows, knee curves and per-window losses of every head of ``layer``."""
+def _layer_rows(cfg, model, layer, heads, capture, probe, full, log):
+    """The table rows, knee curves and per-window losses of the heads ``heads`` of ``layer``."""
     m, shape = cfg["measure"], model.shape
     seen = capture_layer(model, capture[:, :-1].to(probe.inputs.device), layer)
     rows, curves, per_window = [], [], []
     mean_full = float(full.mean())
-    for h in range(shape.heads):
+    for h in heads:
         ranks = head_ranks(
             kernel_spectrum(qk_kernel(model, layer, h).cpu()),
             logit_field_spectra(seen["logits"][:, h]),
@@ -108,10 +108,12 @@ def measure_heads(
     log=print,
     prov: dict | None = None,
     windows_path=None,
+    only=None,
 ) -> pd.DataFrame:
     """Every head's knee and ranks (docs/method.md §9 (a)–(d)): the per-head table
     (``table_path``), every truncation curve L(r) (``curves_path``) and, with ``windows_path``,
-    every loss per knee window (parquet), stamped ``prov``."""
+    every loss per knee window (parquet), stamped ``prov``. ``only``: the (layer, head) pairs to
+    measure (None: every head; the GPU check's timing of a large model measures a few)."""
     torch.set_num_threads(cfg["threads"])
     device = resolve_device(cfg["device"])
     model, facts = load_model(model_path)
@@ -121,10 +123,12 @@ def measure_heads(
     capture, knee_set = held_out_sets(cfg, corpus, model.shape.context)
     probe = KneeProbe(model, knee_set.to(device))
     rows, curves, per_window = [], [], []
-    for layer in range(model.shape.layers):
+    pairs = only or [(la, h) for la in range(model.shape.layers) for h in range(model.shape.heads)]
+    for layer in sorted({la for la, _ in pairs}):
         full = probe.window_losses(layer)  # the same at every layer, up to the batch order
+        heads = sorted(h for la, h in pairs if la == layer)
         layer_rows, layer_curves, layer_windows = _layer_rows(
-            cfg, model, layer, capture, probe, full, log
+            cfg, model, layer, heads, capture, probe, full, log
         )
         rows += layer_rows
         curves += layer_curves
