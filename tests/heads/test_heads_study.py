@@ -69,6 +69,7 @@ def test_a_bad_study_is_one_line_naming_the_key(tmp_path, edits, words):
     "argv, asked",
     [
         (["snakemake", "heads_study"], True),
+        (["snakemake", "heads_study_predict"], True),
         (["snakemake", "results/heads_study/verdicts.csv"], True),
         (["snakemake", "heads"], False),
         (["snakemake", "reproduce-all"], False),
@@ -83,7 +84,8 @@ def test_which_command_lines_ask_for_the_study(argv, asked):
 def test_the_tiny_study_end_to_end():
     subprocess.run(["rm", "-rf", str(WORK)], check=True)
     WORK.mkdir()
-    cmd = [SMK, "heads_study", "-s", str(REPO / "Snakefile"), "-d", str(WORK), "--cores", "2"]
+    cmd = [SMK, "heads_study", "heads_study_predict", "-s", str(REPO / "Snakefile")]
+    cmd += ["-d", str(WORK), "--cores", "2"]
     r = subprocess.run(
         [*cmd, "--config", f"heads_study_config={TINY}"],
         cwd=WORK,
@@ -99,10 +101,13 @@ def test_the_tiny_study_end_to_end():
     assert (verdicts["verdict"] == "inconclusive").all()  # 8 heads, not 64
     heads = pd.read_csv(out / "tables" / "heads.csv")
     assert len(heads) == 8 and set(heads["source"]) == {"stdlib", "man"}
-    assert heads["predict_rank"].notna().all()  # predict ran on every head
     assert {"knee_resolved", "eligible", "knee_boot_lo"} <= set(heads.columns)
+    assert "predict_rank" not in heads.columns  # predict is its own target (its cost)
+    predict = pd.read_csv(out / "tables" / "predict.csv")
+    assert len(predict) == 8 and predict["predict_rank"].notna().all()
+    assert "predict" in set(pd.read_csv(out / "tables" / "predict_estimators.csv")["spectrum"])
     anchor = pd.read_csv(out / "tables" / "anchor.csv")
     assert list(anchor["cell"]) == ["stdlib", "man"]
     cost = pd.read_csv(out / "tables" / "cost.csv")
-    assert len(cost) == 2 * 3 and cost["cpu_s"].notna().all()
+    assert len(cost) == 2 * 2 and cost["cpu_s"].notna().all()  # train, measure per model
     assert "Real heads, decided" in r.stdout and (out / "verdicts.csv.prov.json").exists()

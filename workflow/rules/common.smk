@@ -556,16 +556,18 @@ def study_model_files(name: str) -> list[str]:
     return [f"{STUDY_DIR}/{mid}/{MODEL_FILES[name]}" for mid in STUDY["models"]]
 
 
-def study_benchmarks() -> dict:
-    """{model: {job: benchmark file}}: the study's cost, read by its verdict job."""
-    from entropic_bound.heads.study import COST_JOBS
+def study_benchmarks(which: str) -> dict:
+    """{model: {job: benchmark file}} of the study's jobs (``cost``: training and measuring;
+    ``predict``: predict's), read by its verdict and predict jobs."""
+    from entropic_bound.heads.study import COST_JOBS, PREDICT_JOBS
 
+    jobs = COST_JOBS if which == "cost" else PREDICT_JOBS
     return {
-        mid: {job: f"{STUDY_DIR}/{mid}/benchmarks/{job}.tsv" for job in COST_JOBS}
+        mid: {job: f"{STUDY_DIR}/{mid}/benchmarks/{job}.tsv" for job in jobs}
         for mid in STUDY["models"]
     }
 
 
 def study_dir_of(wildcards, output) -> str:
-    """The study's directory, from its verdict table's path (params.run_dir)."""
-    return os.path.dirname(output.verdicts)
+    """The study's directory, from its markdown page's path (params.run_dir)."""
+    return os.path.dirname(output.md)

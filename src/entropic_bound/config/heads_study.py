@@ -18,7 +18,7 @@ from entropic_bound.config.load import ConfigError, merged, read_config, validat
 #: the pipeline config's key naming the study's config (default config/heads_study.yaml)
 STUDY_CONFIG_KEY = "heads_study_config"
 #: the study's own rules (workflow/rules/heads.smk); its models run the heads rules
-STUDY_RULES = ("heads_study", "heads_study_verdicts")
+STUDY_RULES = ("heads_study", "heads_study_verdicts", "heads_study_predict")
 
 
 def load_heads_study(path, root=None) -> dict:

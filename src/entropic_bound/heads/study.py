@@ -1,6 +1,8 @@
-"""The registered heads study (docs/method.md §9c; rule ``heads_study_verdicts``): every
-model's measured heads in one table, the registration's verdicts (:mod:`.claims`), the
-estimators against the nulls, the anchor's comparison, predict beside the knee, the cost.
+"""The registered heads study (docs/method.md §9c; rules ``heads_study_verdicts``,
+``heads_study_predicted``): every model's measured heads in one table, the registration's
+verdicts (:mod:`.claims`), the estimators against the nulls, the anchor's comparison, the cost;
+apart, predict beside the knee (its causal fit costs minutes a head at d_model 64, so it is its
+own target, outside the study's budget).
 
 Each model (a cell × seed of config/heads_study.yaml) was trained, measured and predicted by the
 heads rules into ``results/<study>/<cell>_s<seed>/``; this module only reads their tables.
@@ -25,29 +27,35 @@ MODEL_FILES = {
     "predict": "tables/predict.csv",
     "curve": "tables/training_curve.csv",
 }
-#: the jobs whose Snakemake benchmark files give the study's cost
-COST_JOBS = ("heads_train", "heads_measure", "heads_predict")
+#: the study config's keys its tables' provenance stamps (the config hash names them)
+STAMPED = ("run_name", "seeds", "cells", "common", "registration")
+#: the jobs whose Snakemake benchmark files give the study's cost, and predict's
+COST_JOBS = ("heads_train", "heads_measure")
+PREDICT_JOBS = ("heads_predict",)
 
 
-def model_heads(model_id: str, cell: str, cfg: dict, directory) -> pd.DataFrame:
+def model_heads(
+    model_id: str, cell: str, cfg: dict, directory, with_predict: bool = False
+) -> pd.DataFrame:
     """One model's heads: its table, the knee's reliability read from its per-window losses,
-    predict's rank when it ran, and who it is (model, cell, seed, corpus source)."""
+    (``with_predict``) predict's rank, and who it is (model, cell, seed, corpus source)."""
     d = Path(directory)
     table = read_table(d / MODEL_FILES["table"])
     rel = reliability(read_table(d / MODEL_FILES["windows"]), cfg["measure"], cfg["seed"])
     table = table.merge(rel.drop(columns="knee"), on=["layer", "head"], how="left")
-    pred = d / MODEL_FILES["predict"]
-    if pred.exists():
-        table = table.merge(read_table(pred), on=["layer", "head"], how="left")
+    if with_predict:
+        table = table.merge(
+            read_table(d / MODEL_FILES["predict"]), on=["layer", "head"], how="left"
+        )
     who = {"model": model_id, "cell": cell, "seed": cfg["seed"], "source": cfg["corpus"]["source"]}
     return table.assign(**who)[[*who, *table.columns]]
 
 
-def study_heads(study: dict, run_dir) -> pd.DataFrame:
+def study_heads(study: dict, run_dir, with_predict: bool = False) -> pd.DataFrame:
     """Every head of every model of ``study`` (:func:`.config.heads_study.load_heads_study`),
-    read from ``run_dir``/<model id>/, with the registration's eligibility."""
+    read from ``run_dir``/<model id>/, with the registration's eligibility (and predict's rank)."""
     parts = [
-        model_heads(mid, study["cell_of"][mid], cfg, Path(run_dir) / mid)
+        model_heads(mid, study["cell_of"][mid], cfg, Path(run_dir) / mid, with_predict)
         for mid, cfg in study["models"].items()
     ]
     heads = pd.concat(parts, ignore_index=True)
@@ -114,7 +122,6 @@ def study_markdown(
     verdicts: pd.DataFrame,
     agree: pd.DataFrame,
     anchor: pd.DataFrame,
-    predict: pd.DataFrame,
     cost: pd.DataFrame,
 ) -> str:
     """The study's page: the verdict table first, whatever it says, then what it rests on."""
@@ -139,20 +146,32 @@ def study_markdown(
         markdown_table(anchor),
         "",
     ]
-    if len(predict):
-        shown = ["model", "layer", "head", "knee", "eligible", "predict_rank"]
-        shown += ["predict_predictor", "predict_estimator", "predict_confidence", "predict_cpu_s"]
-        lines += [
-            "## entropic-bound predict beside the knee",
-            "",
-            markdown_table(predict[shown]),
-            "",
-        ]
     return "\n".join(lines) + "\n"
 
 
+def predict_markdown(predict: pd.DataFrame, agree: pd.DataFrame, cost: pd.DataFrame) -> str:
+    """Predict's page: its rank against the knee and the nulls, then head by head."""
+    shown = ["model", "layer", "head", "knee", "eligible", "predict_rank"]
+    shown += ["predict_predictor", "predict_estimator", "predict_confidence", "predict_cpu_s"]
+    rows = agree[agree["spectrum"].isin(["predict", "null"])]
+    cpu = cost["cpu_s"].sum() / 60 if len(cost) else float("nan")
+    head_set = "eligible" if "eligible" in set(rows["set"]) else "with_knee"
+    return "\n".join(
+        [
+            "# entropic-bound predict on the study's heads (docs/method.md §9c, item (e))",
+            "",
+            f"{len(predict)} heads, {cpu:.1f} CPU-min (the predict jobs' benchmarks).",
+            "",
+            baseline_markdown(rows, head_set),
+            "",
+            markdown_table(predict[shown]) if len(predict) else "(no head predicted)",
+            "",
+        ]
+    )
+
+
 def decide(study: dict, run_dir) -> dict:
-    """Everything the verdict rule writes: heads, verdicts, estimators, anchor, predict."""
+    """Everything the verdict rule writes: heads, verdicts, estimators, anchor."""
     heads = study_heads(study, run_dir)
     taus = next(iter(study["models"].values()))["measure"]["taus"]
     return {
@@ -160,5 +179,11 @@ def decide(study: dict, run_dir) -> dict:
         "verdicts": evaluate(heads, study["registration"], seed=min(study["seeds"])),
         "estimators": agreement(heads, taus, model="model"),
         "anchor": anchor_table(heads),
-        "predict": predict_table(heads),
     }
+
+
+def predicted(study: dict, run_dir) -> dict:
+    """What the predict rule writes: predict's rank beside the knee, against the nulls."""
+    heads = study_heads(study, run_dir, with_predict=True)
+    taus = next(iter(study["models"].values()))["measure"]["taus"]
+    return {"predict": predict_table(heads), "estimators": agreement(heads, taus, model="model")}
