@@ -111,3 +111,41 @@ def test_the_tiny_study_end_to_end():
     cost = pd.read_csv(out / "tables" / "cost.csv")
     assert len(cost) == 2 * 2 and cost["cpu_s"].notna().all()  # train, measure per model
     assert "Real heads, decided" in r.stdout and (out / "verdicts.csv.prov.json").exists()
+
+
+def test_the_anchor_table_by_hand():
+    from entropic_bound.heads.study import anchor_table
+
+    heads = pd.DataFrame(
+        {
+            "cell": ["a", "a", "b"],
+            "d_head": [16, 16, 32],
+            "knee": [4.0, 6.0, 9.0],
+            "qk_energy_0.9": [3.0, 5.0, 12.0],
+            "logit_energy_0.9": [4.0, 4.0, 6.0],
+        }
+    )
+    t = anchor_table(heads).set_index("cell")
+    assert t.loc["a", "kernel_above_field"] == 0.5 and t.loc["b", "kernel_above_field"] == 1.0
+    assert t.loc["a", "qk_range"] == "3–5" and t.loc["b", "d_head"] == 32
+
+
+def test_the_cost_table_reads_snakemake_benchmarks(tmp_path):
+    from entropic_bound.heads.study import cost_table
+
+    bench = tmp_path / "b.tsv"
+    bench.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                     "12.5\t0:00:12\t450.1\t900\t400\t410\t0\t1\t95\t11.75\n")  # fmt: skip
+    t = cost_table({"m": {"heads_train": str(bench), "heads_measure": str(tmp_path / "no.tsv")}})
+    assert t.loc[0, "cpu_s"] == 11.75 and t.loc[0, "wall_s"] == 12.5
+    assert t.loc[0, "max_rss_mb"] == 450.1 and t.loc[1, ["cpu_s"]].isna().all()
+
+
+def test_predicts_heads_are_all_none_or_named():
+    from entropic_bound.heads.predicted import selected_heads
+
+    assert selected_heads({"heads": "all"}, 2, 2) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert selected_heads({"heads": "none"}, 2, 2) == []
+    assert selected_heads({"heads": [[1, 0], [0, 1]]}, 2, 2) == [(0, 1), (1, 0)]
+    with pytest.raises(ValueError, match="lacks"):
+        selected_heads({"heads": [[2, 0]]}, 2, 2)
