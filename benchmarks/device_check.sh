@@ -12,7 +12,10 @@
 #   large_gpu_metrics.csv   every GPU student's metrics, to compare the knees with a CPU run:
 #                           python benchmarks/compare_knees.py large_gpu_metrics.csv results/large
 #   paper.json, paper.log   bench_gpu.py at paper scale (GPU stage, CPU ratio, knee agreement)
-#   heads.json, heads/      with HEADS_CONFIG set: benchmarks/heads_check.py (the heads study)
+#   heads.json, heads/      wherever CUDA is present (or HEADS_CONFIG is set): benchmarks/heads_check.py
+#                           on config/heads_gpu.yaml (the anchor's head size, d_head 64, GPT-2-small
+#                           shapes): HEADS_STEPS steps (300) and the first HEADS_MEASURE heads (2),
+#                           timed, with the full run's hours extrapolated (full_run_h)
 #
 # Where the Python there lacks jsonschema, put its wheels in .whl/ (see the README, "On a GPU").
 # A dry run of the plumbing on a CPU, in about a minute:
@@ -39,10 +42,13 @@ timeout "${PAPER_TIMEOUT:-200}" $py benchmarks/bench_gpu.py --config "${PAPER_CO
   --device "$device" --cpu-budget 60 --deadline 170 \
   >"$out/paper.json" 2>"$out/paper.log"
 echo "exit $?" >>"$out/paper.log"
-# The heads study at its GPU size (docs/method.md §9, exploratory), only when asked:
-#   HEADS_CONFIG=config/heads_gpu.yaml benchmarks/device_check.sh OUTDIR  -> heads/, heads.json
-if [ -n "${HEADS_CONFIG:-}" ]; then
-  timeout "${HEADS_TIMEOUT:-420}" $py benchmarks/heads_check.py --config "$HEADS_CONFIG" \
+# The heads measurement at the anchor's head size (docs/method.md §9, exploratory) wherever CUDA
+# is present, or on any device when HEADS_CONFIG is set (a CPU dry run: HEADS_CONFIG=
+# config/heads_tiny.yaml HEADS_STEPS=40 HEADS_MEASURE=0). The whole of heads_gpu.yaml is hours
+# on one GPU (full_run_h): `python benchmarks/heads_check.py --config config/heads_gpu.yaml --out D`.
+if [ -n "${HEADS_CONFIG:-}" ] || $py -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  timeout "${HEADS_TIMEOUT:-420}" $py benchmarks/heads_check.py --config "${HEADS_CONFIG:-config/heads_gpu.yaml}" \
+    --steps "${HEADS_STEPS:-300}" --measure-heads "${HEADS_MEASURE:-2}" \
     --out "$out/heads" >"$out/heads.json" 2>"$out/heads.log"
   echo "exit $?" >>"$out/heads.log"
 fi

@@ -203,3 +203,41 @@ def test_floor_rank_exact_low_rank(r, signal):
     signal = signal[:r]
     signal = np.maximum(signal, 2e-3 * signal.max())  # above the numerical tolerance
     assert floor_rank(np.r_[signal, np.zeros(16 - r)]) == r
+
+
+# --- when a spectrum has a floor (docs/method.md §2, "When a spectrum has a floor") ----------
+
+
+def test_floor_reasons_hand_solved():
+    from entropic_bound.core.estimators import floor_rank, floor_reasons
+
+    # 3 values over a flat floor of 13 ones: a floor (rank 3)
+    assert floor_reasons([10.0, 10.0, 10.0] + [1.0] * 13) == ""
+    # W_Qᵀ W_K of a d_head = 16 head in d_model = 64: 48 exact zeros are no floor
+    assert floor_reasons(np.r_[np.linspace(1, 0.1, 16), np.zeros(48)]) == "bulk of zeros"
+    assert floor_reasons(np.zeros(5)) == "bulk of zeros"
+    # a power law: the cut walks down to where its tail looks flat, past half the spectrum
+    assert floor_reasons(1.0 / np.arange(1, 33) ** 1.5) == "bulk under half"
+    # a bulk of 16 after 4 signal values, 12 ones and 4 values of 0.5: its q10 is 0.5 < 1/1.43
+    bulk = np.r_[[9.0] * 4, [1.0] * 12, [0.5] * 4]
+    assert floor_rank(bulk) == 4 and floor_reasons(bulk) == "bulk not flat"
+    assert floor_reasons(bulk, quantile=0.25) == ""  # its q25 is 1
+    assert floor_reasons(bulk, flatness=0.4) == ""  # a looser flatness (configurable)
+
+
+def test_floor_reasons_batched():
+    from entropic_bound.core.estimators import floor_reasons
+
+    S = np.array([[10.0, 1, 1, 1], [1.0, 0, 0, 0], [1.0, 0.6, 0.3, 0.1]])
+    assert floor_reasons(S).tolist() == ["", "bulk of zeros", "bulk under half"]
+    assert floor_reasons(S[None]).shape == (1, 3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(floor_spectra, st.floats(1e-3, 1e3))
+def test_a_flat_floor_under_a_strong_signal_is_a_floor_at_every_scale(spec, c):
+    from entropic_bound.core.estimators import floor_reasons
+
+    r, floor, signal = spec
+    s = np.r_[signal[:r] * 1.5, floor[r:]]
+    assert floor_reasons(s * c) == ""

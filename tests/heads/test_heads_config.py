@@ -59,6 +59,12 @@ def test_missing_keys_take_their_defaults(tmp_path):
         ({"train.eval_every": 41}, ["train.eval_every", "train.steps"]),
         ({"measure.taus": [0.99, 0.9]}, ["measure.taus"]),
         ({"model.heads": 1, "model.d_head": 1}, ["model.heads", "model.d_head", "d_model"]),
+        ({"corpus.source": "perl"}, ["corpus.source"]),
+        ({"corpus.max_containment": 0.0}, ["corpus.max_containment"]),
+        ({"train.schedule": "cosine"}, ["train.plateau_window", "train.schedule", "constant"]),
+        ({"train.plateau_window": 10}, ["train.plateau_window", "train.eval_every"]),
+        ({"measure.knee_sequences": 2}, ["measure.knee_sequences"]),
+        ({"measure.floor_flatness": 1.5}, ["measure.floor_flatness"]),
     ],
 )
 def test_a_bad_key_is_one_line_naming_it(tmp_path, edits, words):

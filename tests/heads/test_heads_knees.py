@@ -101,9 +101,12 @@ def test_the_probe_finds_a_planted_heads_knee(rank):
     assert int(torch.linalg.matrix_rank(kernel)) == rank
     weights = {k: v.clone() for k, v in model.state_dict().items()}
     probe = KneeProbe(model, sampled_text(model, 64, 12), batch=16)
-    full = probe.loss(0)
-    ablated = probe.ablated(0, 0)
-    curve = probe.truncation_curve(0, 0, full)
+    per_window = probe.window_losses(0)
+    assert per_window.shape == (64,) and probe.loss(0) == pytest.approx(per_window.mean())
+    windows = probe.truncation_curve(0, 0, per_window)
+    assert windows.shape == (5, 64) and np.array_equal(windows[-1], per_window)
+    full, ablated = float(per_window.mean()), float(probe.ablated(0, 0).mean())
+    curve = windows.mean(1)
     assert ablated - full > 0.5  # the head matters
     assert np.all(np.abs(curve[rank:] - full) < 1e-5)  # the kernel itself from r = rank on
     assert curve[rank - 1] - full > 0.01 * (ablated - full)  # one rank less is too few

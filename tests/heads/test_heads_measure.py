@@ -22,7 +22,7 @@ def tiny() -> dict:
 def test_a_model_is_measured_only_on_its_own_corpus(tmp_path):
     cfg = tiny()
     train_heads(cfg, tmp_path / "m.pt", tmp_path / "c.csv", log=lambda line: None)
-    other = {**cfg, "corpus": {**cfg["corpus"], "max_bytes": 50_000, "valid_every": 3}}
+    other = {**cfg, "corpus": {**cfg["corpus"], "max_bytes": 50_000, "valid_share": 0.3}}
     with pytest.raises(ValueError, match="not the one the model was trained on"):
         measure_heads(other, tmp_path / "m.pt", tmp_path / "h.csv", tmp_path / "k.csv")
     assert not (tmp_path / "h.csv").exists()  # nothing half-written

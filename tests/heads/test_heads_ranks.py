@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from entropic_bound.heads import ranks
 from entropic_bound.heads.capture import capture_layer
 from entropic_bound.heads.model import ModelShape, TinyGPT, qk_kernel
 from entropic_bound.heads.ranks import (
@@ -93,18 +92,34 @@ def test_pattn_under_a_causal_mask_is_reported_as_measured_not_exact():
     assert np.sum(s > 1e-6 * s[0]) > 2
 
 
-def test_a_heads_row_has_every_estimator_of_every_spectrum(monkeypatch):
+def test_a_heads_row_has_every_estimator_of_every_spectrum():
     taus = [0.9, 0.99]
-    s_qk = np.array([3.0, 1.0, 0.0])
+    s_qk = np.array([3.0, 1.0, 0.0, 0.0])
     s_logit = np.array([[2.0, 0.0], [1.0, 1.0], [1.0, 0.0]])  # r_E(0.9): 1, 2, 1 -> median 1
     row = head_ranks(kernel_spectrum(torch.diag(torch.tensor(s_qk))), s_logit, s_qk, taus)
     assert row["qk_energy_0.9"] == 1 and row["qk_energy_0.99"] == 2
     assert row["qk_stable"] == pytest.approx(10 / 9)
     assert row["logit_energy_0.9"] == 1 and row["logit_stable"] == 1
-    # wired to core.estimators.floor_rank: s = (3, 1, 0) has two nonzero values, the floor-aware
-    # rank counts at most those
-    assert 0 <= row["pattn_floor_aware"] <= 2 and not math.isnan(row["qk_floor_aware"])
-    # any floor-aware estimator fills its columns
-    monkeypatch.setattr(ranks, "FLOOR_AWARE", lambda s: np.sum(np.asarray(s) > 0.5, -1))
-    row = head_ranks(s_qk, s_logit, s_qk, taus)
-    assert row["qk_floor_aware"] == 2 and row["logit_floor_aware"] == 1
+    # (3, 1, 0, 0): beyond its two values the "floor" is zeros: not applicable, with the reason
+    assert math.isnan(row["qk_floor_aware"]) and row["qk_floor_na"] == "bulk of zeros"
+    assert math.isnan(row["pattn_floor_aware"]) and row["pattn_floor_na"] == "bulk of zeros"
+    # the logit field: (2, 0) and (1, 0) are one value and a zero; (1, 1) is flat (rank 0)
+    assert math.isnan(row["logit_floor_aware"])
+    assert row["logit_floor_na"] == "bulk of zeros (1/3 windows have a floor)"
+
+
+def test_the_floor_aware_rank_where_a_spectrum_has_a_floor():
+    # two signal values over a flat floor of 30 values at 0.1 (P_attn's β = 0: cut 1.43·0.1)
+    s = np.array([5.0, 3.0] + [0.1] * 30)
+    row = head_ranks(s, np.stack([s, s, s[::-1]]), s, [0.9])
+    assert row["pattn_floor_aware"] == 2 and row["pattn_floor_na"] == ""
+    assert row["logit_floor_aware"] == 2 and row["logit_floor_na"] == ""
+    # a smoothly decaying spectrum (a power law) has no floor
+    smooth = 1.0 / np.arange(1, 33) ** 1.5
+    row = head_ranks(smooth, smooth[None], smooth, [0.9])
+    assert math.isnan(row["pattn_floor_aware"]) and row["pattn_floor_na"] == "bulk under half"
+    # nor does a geometric decay over all of it
+    geometric = 0.8 ** np.arange(32)
+    row = head_ranks(geometric, geometric[None], geometric, [0.9])
+    assert row["pattn_floor_na"] in ("bulk under half", "bulk not flat")
+    assert math.isnan(row["pattn_floor_aware"])

@@ -24,13 +24,16 @@ def heads_table() -> pd.DataFrame:
             for est in estimator_columns(TAUS):
                 row[f"{spectrum}_{est}"] = 2.5  # rounds half up to 3
         row["qk_energy_0.9"] = qk
-        row["qk_floor_aware"] = math.nan
+        for spectrum in SPECTRA:  # no spectrum has a floor: not applicable
+            row[f"{spectrum}_floor_aware"] = math.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def test_agreement_by_hand():
-    a = agreement(heads_table(), TAUS).set_index("column")
+    a = agreement(heads_table(), TAUS)
+    assert set(a["set"]) == {"with_knee"}  # no reliability columns: no resolved set
+    a = a.set_index("column")
     qk = a.loc["qk_energy_0.9"]
     assert qk["heads"] == 3  # the head without a knee is left out
     assert qk["exact"] == pytest.approx(2 / 3) and qk["within1"] == pytest.approx(2 / 3)
@@ -40,6 +43,25 @@ def test_agreement_by_hand():
     assert stable["exact"] == pytest.approx(1 / 3) and stable["within1"] == pytest.approx(2 / 3)
     assert math.isnan(stable["spearman"])  # a constant estimate orders nothing
     assert a.loc["qk_floor_aware", "heads"] == 0 and math.isnan(a.loc["qk_floor_aware", "exact"])
+    assert a.loc["qk_floor_aware", "not_applicable"] == 3  # NaN where a knee exists
+
+
+def test_every_estimator_against_the_nulls():
+    t = heads_table()
+    t["knee_resolved"] = [True, True, False, False]
+    a = agreement(t, TAUS)
+    assert set(a["set"]) == {"with_knee", "resolved"}
+    w = a[a["set"] == "with_knee"].set_index("column")
+    # loo median of knees (3, 5, 4): head 0 -> 4.5, head 1 -> 3.5, head 2 -> 4
+    loo = w.loc["loo_median"]
+    assert loo["mae"] == pytest.approx((1.5 + 1.5 + 0) / 3) and loo["exact"] == pytest.approx(1 / 3)
+    qk = w.loc["qk_energy_0.9"]  # errors 0, 0, 2 against the guess's 1.5, 1.5, 0
+    assert qk["loo_median_mae_null"] == pytest.approx(1.0)
+    assert (qk["loo_median_wins"], qk["loo_median_losses"]) == (2, 1)
+    assert qk["loo_median_p_sign"] == pytest.approx(0.5)
+    assert math.isnan(loo["loo_median_p_wilcoxon"])  # a null is not compared with itself
+    r = a[a["set"] == "resolved"].set_index("column")
+    assert r.loc["qk_energy_0.9", "heads"] == 2
 
 
 def test_knee_sensitivity_reads_the_curves_again():
@@ -81,6 +103,8 @@ def test_the_figures_draw():
 
     table = heads_table()
     fig = figure_knees(table, agreement(table, TAUS), TAUS)
-    assert len(fig.axes) == 3 * 3  # three spectra × (two r_E + stable); floor-aware all NaN
+    # three spectra × (two r_E + stable); the floor-aware rank is not applicable anywhere (no
+    # spectrum has a floor), so it has no column
+    assert len(fig.axes) == 3 * 3
     curve = pd.DataFrame({"step": [0, 10], "train_loss": [np.nan, 2.0], "valid_loss": [3, 2.5]})
     assert len(figure_curve(curve).axes) == 1

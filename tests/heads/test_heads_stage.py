@@ -46,6 +46,8 @@ def test_every_output_and_its_stamp(run):
         "tables/knee_curves.csv",
         "tables/training_curve.csv",
         "tables/estimators.csv",
+        "tables/knee_windows.parquet",
+        "tables/knee_reliability.csv",
         "figures/H1_knees.png",
         "figures/H2_training_curve.png",
     ]:
@@ -66,6 +68,10 @@ def test_the_table_has_a_row_per_head_and_every_estimator(run):
     for spectrum in ("qk", "logit", "pattn"):
         for est in ("energy_0.9", "energy_0.95", "energy_0.99", "stable", "floor_aware"):
             assert f"{spectrum}_{est}" in t.columns
+        # the floor-aware rank is a number exactly where no reason says it does not apply
+        na = t[f"{spectrum}_floor_na"].fillna("") != ""
+        assert (na == t[f"{spectrum}_floor_aware"].isna()).all()
+    assert t["qk_floor_aware"].isna().all()  # d_head 4 of d_model 8: half its values are zeros
     knees = t["knee"].dropna()
     assert ((knees >= 0) & (knees <= 4)).all()
     assert (np.isnan(t["knee"]) == (t["gap"] <= 0)).all()  # no knee exactly where no gap
@@ -77,6 +83,16 @@ def test_the_table_has_a_row_per_head_and_every_estimator(run):
     # the sensitivity reading at the rule's own 1 % gives the table's knee back
     sens = pd.read_csv(out / "tables" / "knee_sensitivity.csv")
     assert np.array_equal(sens["knee_0.01"], t["knee"], equal_nan=True)
+    # every loss per knee window, and the reliability read from them gives the same knee
+    windows = pd.read_parquet(out / "tables" / "knee_windows.parquet")
+    assert len(windows) == 4 * 16 and windows.columns[-1] == "loss_ablated"
+    means = windows.groupby(["layer", "head"])["loss_r4"].mean().to_numpy()
+    assert np.allclose(means, t["loss_full"])
+    rel = pd.read_csv(out / "tables" / "knee_reliability.csv")
+    assert np.array_equal(rel["knee"], t["knee"], equal_nan=True)
+    est = pd.read_csv(out / "tables" / "estimators.csv")
+    assert {"loo_median", "layer_mean"} <= set(est["estimator"])
+    assert "loo_median_p_wilcoxon" in est.columns
 
 
 def test_a_second_run_does_nothing_and_the_paper_run_is_untouched(run):
@@ -122,6 +138,7 @@ def test_the_gpu_checks_script_runs_the_study_without_snakemake(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     cmd = [sys.executable, str(REPO / "benchmarks" / "heads_check.py")]
     cmd += ["--config", str(REPO / "config" / "heads_tiny.yaml"), "--out", str(tmp_path / "o")]
+    cmd += ["--steps", "20", "--measure-heads", "3"]  # the device check's timing options
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
 
@@ -129,5 +146,6 @@ def test_the_gpu_checks_script_runs_the_study_without_snakemake(tmp_path):
         raise AssertionError(f"{name} in the JSON line")
 
     line = json.loads(r.stdout.strip().splitlines()[-1], parse_constant=strict)
-    assert line["device"] == "cpu" and len(line["knees"]) == 4
+    assert line["device"] == "cpu" and len(line["knees"]) == 3 and line["steps"] == 20
+    assert line["heads_measured"] == 3 and line["full_run_h"] >= 0
     assert (tmp_path / "o" / "heads.csv").exists() and (tmp_path / "o" / "heads.md").exists()

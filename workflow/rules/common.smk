@@ -231,11 +231,12 @@ SCALE_RULES = ("scale", "scale_run", "scale_table")
 def builds_the_run() -> bool:
     """Whether this invocation builds RUN (the config's own run): False when every target is the
     scale study's (`snakemake scale`), whose inner runs keep their own partial claims, or the
-    heads study's (`snakemake heads`); onerror and onsuccess then leave RUN alone."""
+    heads runs' (`snakemake heads`, `snakemake heads_study`); onerror and onsuccess then leave
+    RUN alone."""
     targets = [str(t) for t in (workflow.dag_settings.targets or ())]
     # the heads study (heads.smk) is another run of its own: RUN is not built either
-    others = (*SCALE_RULES, *HEADS_RULES)
-    prefixes = (f"{SCALE_DIR}/", f"{HEADS_DIR}/")
+    others = (*SCALE_RULES, *HEADS_RULES, *STUDY_RULES)
+    prefixes = (f"{SCALE_DIR}/", f"{HEADS_DIR}/", f"{STUDY_DIR}/")
     return not targets or not all(
         t in others or t.startswith(prefixes) for t in targets
     )
@@ -524,3 +525,49 @@ def figure_report(spec):
 def figure_inputs(rule):
     """The cached tables the figures of ``rule`` read, keyed by table stem."""
     return {t: f"{TABLES}/{table_file(t)}" for t in tables_of_rule(rule)}
+
+
+# --- the heads runs (workflow/rules/heads.smk: HEADS_RUNS, STUDY, STUDY_DIR) ---
+def heads_cfg(wildcards) -> dict:
+    """The heads config of the model ``wildcards.hrun``."""
+    return HEADS_RUNS[wildcards.hrun]
+
+
+def heads_reads(job: str):
+    """params.reads of ``job``: a digest of the sections of the model's config it reads."""
+
+    def reads(wildcards) -> str:
+        cfg = HEADS_RUNS[wildcards.hrun]
+        return config_hash(
+            {k: cfg.get(k) for k in ("seed", "device", *HEADS_SECTIONS[job])}
+        )
+
+    return reads
+
+
+def heads_threads(wildcards) -> int:
+    return HEADS_RUNS[wildcards.hrun]["threads"]
+
+
+def study_model_files(name: str) -> list[str]:
+    """The file ``name`` (a key of heads.study.MODEL_FILES) of every model of the study."""
+    from entropic_bound.heads.study import MODEL_FILES
+
+    return [f"{STUDY_DIR}/{mid}/{MODEL_FILES[name]}" for mid in STUDY["models"]]
+
+
+def study_benchmarks(which: str) -> dict:
+    """{model: {job: benchmark file}} of the study's jobs (``cost``: training and measuring;
+    ``predict``: predict's), read by its verdict and predict jobs."""
+    from entropic_bound.heads.study import COST_JOBS, PREDICT_JOBS
+
+    jobs = COST_JOBS if which == "cost" else PREDICT_JOBS
+    return {
+        mid: {job: f"{STUDY_DIR}/{mid}/benchmarks/{job}.tsv" for job in jobs}
+        for mid in STUDY["models"]
+    }
+
+
+def study_dir_of(wildcards, output) -> str:
+    """The study's directory, from its markdown page's path (params.run_dir)."""
+    return os.path.dirname(output.md)

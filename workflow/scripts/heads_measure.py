@@ -13,7 +13,15 @@ from entropic_bound.heads.measure import measure_heads
 def main(sm):
     cfg = sm.params.heads
     prov = provenance(cfg, rule="heads_measure", exploratory=True)
-    measure_heads(cfg, sm.input.model, sm.output.table, sm.output.curves, log=_say, prov=prov)
+    measure_heads(
+        cfg,
+        sm.input.model,
+        sm.output.table,
+        sm.output.curves,
+        log=_say,
+        prov=prov,
+        windows_path=sm.output.windows,
+    )
 
 
 def _say(line: str) -> None:

@@ -8,6 +8,7 @@ from entropic_bound.core.io import read_table, write_table, write_text
 from entropic_bound.core.runner import run
 from entropic_bound.figures.draw import save_figure
 from entropic_bound.heads.figure import figure_curve, figure_knees
+from entropic_bound.heads.reliability import reliability
 from entropic_bound.heads.report import (
     SENSITIVITY_FRACTIONS,
     agreement,
@@ -22,6 +23,9 @@ def main(sm):
     taus = cfg["measure"]["taus"]
     prov = provenance(cfg, rule="heads_report", exploratory=True)
     table, curve = read_table(sm.input.table), read_table(sm.input.curve)
+    rel = reliability(read_table(sm.input.windows), cfg["measure"], cfg["seed"])
+    write_table(rel, sm.output.reliability, prov)
+    table = table.merge(rel.drop(columns="knee"), on=["layer", "head"], how="left")
     agree = agreement(table, taus)
     write_table(agree, sm.output.agreement, prov)
     sens = knee_sensitivity(table, read_table(sm.input.curves), SENSITIVITY_FRACTIONS)

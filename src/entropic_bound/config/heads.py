@@ -15,7 +15,7 @@ from entropic_bound.config.relations import _keys
 #: the pipeline config's key naming the heads config (default config/heads.yaml)
 HEADS_CONFIG_KEY = "heads_config"
 #: the rules of the study (workflow/rules/heads.smk)
-HEADS_RULES = ("heads", "heads_train", "heads_measure", "heads_report")
+HEADS_RULES = ("heads", "heads_train", "heads_measure", "heads_predict", "heads_report")
 #: a path under results/heads*/ (relative or absolute): a target of the study
 _UNDER_RESULTS_HEADS = re.compile(r"(^|/)results/heads[^/]*(/|$)")
 
@@ -38,6 +38,20 @@ def load_heads_config(path) -> dict:
     return cfg
 
 
+def load_heads_claims(path) -> dict:
+    """The heads study's registration (config/heads_claims.yaml; docs/method.md §9b), read
+    strictly and validated by ``schemas/heads_claims.schema.yaml``."""
+    label = f"heads registration {path}"
+    try:
+        doc = read_config(path)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("config file", "heads registration", 1)) from None
+    try:
+        return copy.deepcopy(validate(doc, "heads_claims"))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("heads_claims key", f"{label}: key", 1)) from None
+
+
 def check_heads_relations(cfg: dict) -> None:
     """Rules between keys of a schema-valid heads config; each error names every key."""
     t, m = cfg["train"], cfg["measure"]
@@ -51,11 +65,43 @@ def check_heads_relations(cfg: dict) -> None:
             f"keys {_keys('train.eval_every', 'train.steps')}: eval_every = {t['eval_every']} > "
             f"steps = {t['steps']} leaves a curve of two points; use eval_every ≤ steps"
         )
+    if t["plateau_window"] and t["schedule"] != "constant":
+        raise ConfigError(
+            f"keys {_keys('train.plateau_window', 'train.schedule')}: the plateau rule stops "
+            "where the validation curve flattens, which reads as convergence only at a fixed "
+            f"learning rate (a {t['schedule']} rate flattens it by decaying); use "
+            "schedule: constant, or plateau_window: 0"
+        )
+    if 0 < t["plateau_window"] < t["eval_every"]:
+        raise ConfigError(
+            f"keys {_keys('train.plateau_window', 'train.eval_every')}: a plateau window of "
+            f"{t['plateau_window']} steps holds no evaluation (one every {t['eval_every']}); "
+            "use plateau_window ≥ eval_every"
+        )
     d_model = cfg["model"]["heads"] * cfg["model"]["d_head"]
     if d_model < 2:  # a one-dimensional residual stream has no kernel to truncate
         raise ConfigError(
             f"keys {_keys('model.heads', 'model.d_head')}: d_model = heads · d_head = 1; "
             "use d_model ≥ 2"
+        )
+    p = cfg["predict"]
+    if p["sequences"] > m["capture_sequences"]:
+        raise ConfigError(
+            f"keys {_keys('predict.sequences', 'measure.capture_sequences')}: predict reads "
+            f"the first {p['sequences']} capture windows of {m['capture_sequences']}; use "
+            "predict.sequences ≤ measure.capture_sequences"
+        )
+    d_head = cfg["model"]["d_head"]
+    unknowns = d_model * d_model + 2 * d_model * d_head
+    if (
+        p["heads"] != "none"
+        and p["causal"]
+        and p["sequences"] * cfg["model"]["context"] <= unknowns
+    ):
+        raise ConfigError(
+            f"keys {_keys('predict.sequences', 'model.context')}: the causal P_attn fits "
+            f"{unknowns} unknowns (d_model² + 2·d_model·d_head) from sequences · context = "
+            f"{p['sequences'] * cfg['model']['context']} rows; raise predict.sequences"
         )
     if sorted(m["taus"]) != m["taus"]:
         raise ConfigError(f"key 'measure.taus': list τ in increasing order, got {m['taus']}")

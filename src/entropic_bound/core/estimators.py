@@ -124,6 +124,48 @@ def floor_rank(s, beta: float = 0.0, tol: float = DEFAULT_TOL) -> np.ndarray:
     return np.where(s[..., 0] > 0, m, 0).astype(np.float64)
 
 
+#: why a spectrum has no floor for the floor-aware rank to count above (docs/method.md §2,
+#: "When a spectrum has a floor"); "" when it has one
+MINOR_BULK, ZERO_BULK, SLOPED_BULK = "bulk under half", "bulk of zeros", "bulk not flat"
+#: the lower quantile of the bulk that must stay within ω(β) of its median
+FLOOR_QUANTILE = 0.1
+
+
+def floor_reasons(
+    s, beta: float = 0.0, tol: float = DEFAULT_TOL, quantile: float = FLOOR_QUANTILE, flatness=None
+) -> np.ndarray:
+    """Whether each spectrum of ``s: [..., k]`` has a floor, as the floor-aware rank assumes:
+    [...] strings, "" where it has one, else the reason (:data:`ZERO_BULK`,
+    :data:`MINOR_BULK`, :data:`SLOPED_BULK`).
+
+    The floor-aware rank's null is noise with a flat spectrum (Marchenko–Pastur), holding most
+    of the values: its values lie within a factor ω(β) of their median on both sides. With m
+    the floor-aware rank and s[m:] the bulk, a spectrum has a floor when (i) the bulk is not
+    numerical zeros (median > tol·s₁: beyond an exactly low-rank matrix's rank the "floor" is
+    zeros and the rank is the numerical rank), (ii) the bulk is at least half the spectrum
+    (m ≤ k/2, the regime where the rank is scale-invariant and every bulk median a floor value,
+    §2), and (iii) its lower ``quantile`` is at least ``flatness`` (default 1/ω(β)) times its
+    median (the cut ω(β)·median bounds it above). A smoothly decaying spectrum fails (ii) or
+    (iii): over a short enough tail any decay looks flat, over half of it a power law does not.
+    """
+    s = _spectra(s)
+    flat = 1.0 / gavish_donoho_omega(beta) if flatness is None else flatness
+    m = floor_rank(s, beta, tol).astype(np.int64)
+    k = s.shape[-1]
+    out = []
+    for row, mi in zip(s.reshape(-1, k), m.reshape(-1), strict=True):
+        bulk = row[mi:]
+        if row[0] == 0 or bulk.size == 0 or np.median(bulk) <= tol * row[0]:
+            out.append(ZERO_BULK if row[0] == 0 or bulk.size else MINOR_BULK)
+        elif 2 * mi > k:
+            out.append(MINOR_BULK)
+        elif np.quantile(bulk, quantile) < flat * np.median(bulk):
+            out.append(SLOPED_BULK)
+        else:
+            out.append("")
+    return np.array(out, dtype=object).reshape(m.shape)
+
+
 def energy_name(tau: float) -> str:
     """The table name of r_E(τ): ``energy_0.99``. Names are built and parsed only here."""
     return f"energy_{tau:g}"

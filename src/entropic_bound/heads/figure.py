@@ -15,13 +15,19 @@ _RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
 
 
 def figure_knees(table: pd.DataFrame, agree: pd.DataFrame, taus):
-    """H1: rows (a) W_Qᵀ W_K, (b) logit field, (c) P_attn; columns r_E(τ)…, stable rank (and the
-    floor-aware rank once wired); one point per head, colour = layer; y = x dashed."""
+    """H1: rows (a) W_Qᵀ W_K, (b) logit field, (c) P_attn; columns r_E(τ)…, stable rank and the
+    floor-aware rank (left out when no spectrum has a floor: it is "not applicable" there, NaN);
+    one point per head, colour = layer; y = x dashed."""
     import matplotlib as mpl
     import seaborn as sns
     from matplotlib.figure import Figure
 
-    ests = [e for e in estimator_columns(taus) if table[f"qk_{e}"].notna().any()]
+    ests = [
+        e
+        for e in estimator_columns(taus)
+        if any(table[f"{spectrum}_{e}"].notna().any() for spectrum in SPECTRA)
+    ]
+    agree = agree[agree["set"] == "with_knee"]
     has = table[np.isfinite(table["knee"])]
     layers = sorted(table["layer"].unique())
     colors = dict(zip(layers, sns.color_palette("viridis", len(layers)), strict=True))
@@ -39,7 +45,12 @@ def figure_knees(table: pd.DataFrame, agree: pd.DataFrame, taus):
                         g[col], g["knee"], s=14, alpha=0.8, color=colors[layer], label=f"L{layer}"
                     )
                 a = agree[agree["column"] == col].iloc[0]
-                ax.set_title(f"exact {a['exact']:.2f}, ±1 {a['within1']:.2f}", fontsize=7)
+                title = (
+                    f"exact {a['exact']:.2f}, ±1 {a['within1']:.2f}"
+                    if a["heads"]
+                    else "not applicable (no floor)"
+                )
+                ax.set_title(title, fontsize=7)
                 if i == len(SPECTRA) - 1:
                     ax.set_xlabel(est.replace("energy_", "r_E "))
                 if j == 0:

@@ -10,7 +10,11 @@ measurement:
 * knee = the least r with L(r) − L_full ≤ ``fraction`` · gap (``fraction`` = 0.01).
 * A head whose gap is ≤ 0 (ablating it does not raise the loss) has no knee: NaN.
 
-Every loss is on one fixed set of held-out windows, so the curve L(r) is deterministic.
+Every loss is on one fixed set of held-out windows, so the curve L(r) is deterministic. Each
+loss is kept per window (the mean over the window's tokens; every window has the same length,
+so the mean over windows is the mean over tokens): the knee's reliability (split halves of the
+windows, a bootstrap over them; :mod:`.reliability`) is computed from these, never by running
+the model again.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from entropic_bound.heads.model import TinyGPT, head_weights, next_token_loss
+from entropic_bound.heads.model import TinyGPT, head_weights
 
 #: the share of a head's ablation gap that its truncation may cost (the rule above)
 KNEE_FRACTION = 0.01
@@ -76,14 +81,20 @@ class KneeProbe:
         return self._resid
 
     @torch.no_grad()
-    def loss(self, layer: int) -> float:
-        """The mean next-token loss with whatever edits the model holds now."""
-        total, count = 0.0, 0
+    def window_losses(self, layer: int) -> np.ndarray:
+        """Each window's mean next-token loss [N] (float64) with whatever edits the model
+        holds now."""
+        out = []
         for i, x in enumerate(self._stream(layer)):
             targets = self.targets[i * self.batch : i * self.batch + x.shape[0]]
-            total += float(next_token_loss(self.model.head_out(x, layer), targets)) * x.shape[0]
-            count += x.shape[0]
-        return total / count
+            logits = self.model.head_out(x, layer)
+            per_token = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+            out.append(per_token.double().mean(1).cpu())
+        return torch.cat(out).numpy()
+
+    def loss(self, layer: int) -> float:
+        """The mean next-token loss with whatever edits the model holds now."""
+        return float(self.window_losses(layer).mean())
 
     @torch.no_grad()
     def head_mean(self, layer: int, head: int) -> torch.Tensor:
@@ -98,18 +109,19 @@ class KneeProbe:
         return total / self.inputs.shape[0]
 
     @torch.no_grad()
-    def ablated(self, layer: int, head: int) -> float:
-        """L_abl: the loss with the head mean-ablated."""
+    def ablated(self, layer: int, head: int) -> np.ndarray:
+        """L_abl per window [N]: the losses with the head mean-ablated."""
         attn = self.model.blocks[layer].attn
         attn.mean_ablate = {head: self.head_mean(layer, head)}
         try:
-            return self.loss(layer)
+            return self.window_losses(layer)
         finally:
             attn.mean_ablate = {}
 
     @torch.no_grad()
-    def truncation_curve(self, layer: int, head: int, full: float) -> np.ndarray:
-        """L(r) for r = 0 … d_head (L(d_head) = ``full``, the unedited kernel)."""
+    def truncation_curve(self, layer: int, head: int, full: np.ndarray) -> np.ndarray:
+        """L(r) per window, r = 0 … d_head: [d_head + 1, N] (row d_head is ``full`` [N], the
+        unedited kernel's)."""
         w = head_weights(self.model, layer, head)
         saved_q, saved_k = w["q"].clone(), w["k"].clone()
         d_head = saved_q.shape[0]
@@ -119,8 +131,8 @@ class KneeProbe:
                 q, k = truncated_factors(saved_q, saved_k, r)
                 w["q"].copy_(q)
                 w["k"].copy_(k)
-                losses.append(self.loss(layer))
+                losses.append(self.window_losses(layer))
         finally:
             w["q"].copy_(saved_q)
             w["k"].copy_(saved_k)
-        return np.array([*losses, full])
+        return np.stack([*losses, np.asarray(full, dtype=np.float64)])

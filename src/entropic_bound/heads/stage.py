@@ -32,8 +32,18 @@ def resolve_device(name: str) -> str:
 
 
 def corpus_of(cfg: dict):
+    """The corpus of the config's ``corpus`` section (:func:`.corpus.load_corpus`)."""
     c = cfg["corpus"]
-    return load_corpus(c["root"] or None, c["max_bytes"], c["valid_every"])
+    return load_corpus(
+        c["root"] or None,
+        c["max_bytes"],
+        c["valid_share"],
+        source=c["source"],
+        max_group_bytes=c["max_group_bytes"],
+        exclude_groups=c["exclude_groups"],
+        shingle_words=c["shingle_words"],
+        max_containment=c["max_containment"],
+    )
 
 
 def train_heads(cfg: dict, model_path, curve_path, log=print, prov: dict | None = None) -> dict:
@@ -54,6 +64,8 @@ def train_heads(cfg: dict, model_path, curve_path, log=print, prov: dict | None 
         "train_wall_s": time.perf_counter() - wall,
         "train_cpu_s": time.process_time() - cpu,
         "valid_loss": curve[-1]["valid_loss"],
+        "steps_run": curve[-1]["step"],
+        "stopped": "plateau" if curve[-1]["step"] < cfg["train"]["steps"] else "steps",
         "python": platform.python_version(),
         "torch": str(torch.__version__),
     }
