@@ -271,7 +271,7 @@ _AFTER = {"claims", "plot_figures", "provenance"}
 _TRAIN = {"train", "collect_train", "analyses", "best_bounds", "collect_bounds"} | _AFTER
 #: the data-only predictions and what reads them: the analyses, X3's ladder (floor_aware, its
 #: figure in plot_frontier)
-_PREDICT = {"predict", "analyses", "floor_aware", "plot_frontier"} | _AFTER
+_PREDICT = {"predict_part", "predict", "analyses", "floor_aware", "plot_frontier"} | _AFTER
 #: the class bounds (registration v2), which the training jobs read (ε_task)
 _BOUNDS = {"bounds"} | _TRAIN
 #: X3 (floor_aware) reads the frontier's grid at its own held-out seeds
