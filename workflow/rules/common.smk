@@ -417,18 +417,23 @@ def train_mem_mb():
 
 
 def best_bounds_mem_mb():
-    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits), a float64
-    copy of a task's X and Y and two moments [nd, nd] per task (the static rungs), and, where
-    L-BFGS runs on the sample (bounds.best.max_iter > 0), autograd's ~30 float64 arrays of one
-    chunk of problems on every training sequence."""
+    """A best-bounds job makes one task's data at a time (float32 X/Y, both splits). A static
+    rung keeps of each task its test split and its two training moments [nd, nd] in float64, not
+    its sample (bounds/moments.py: the moments are read from the sample in chunks of rows above
+    n·d = 256, and the small configs' one float64 copy is within the floor). An input-dependent
+    rung whose L-BFGS runs on the sample (bounds.best.max_iter > 0) holds its tasks whole and
+    autograd's ~30 float64 arrays of one chunk of problems on every training sequence.
+    """
     b = config["bounds"]["best"]
     n, d, B = _T["n"], _T["d"], _T["n_train"]
     task_mb = (B + _T["n_test"]) * n * d * 4 * 2 / 2**20
+    test_mb = _T["n_test"] * n * d * 4 * 2 / 2**20
     per_rung = len(_T["r_star"]) * len(_T["seeds"])
     moments_mb = 2 * (n * d) ** 2 * 8 / 2**20
-    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20 if b["max_iter"] else 0
-    sample = 1000 + per_rung * (task_mb + moments_mb) + 2 * DATA_MB + 30 * chunk_mb
-    return max(2000, RETAIN_FACTOR * sample)
+    static = task_mb + per_rung * (test_mb + moments_mb)
+    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20
+    sample = per_rung * task_mb + 30 * chunk_mb if b["max_iter"] else task_mb
+    return max(2000, RETAIN_FACTOR * (1000 + max(static, sample)))
 
 
 def bounds_mem_mb():
