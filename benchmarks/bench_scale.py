@@ -49,7 +49,8 @@ def stage_seconds(run: Path) -> dict[str, float]:
     b = run / "benchmarks"
     return {
         "tasks": _bench_seconds(sorted((b / "tasks").glob("*.tsv"))),
-        "predict": _bench_seconds([b / "predict.tsv"]),
+        # the predict jobs (one per random stream at d >= 32) and their merge
+        "predict": _bench_seconds([*sorted((b / "predict").glob("*.tsv")), b / "predict.tsv"]),
         "frontier": _bench_seconds([b / "frontier.tsv"]),
         "training": _bench_seconds(sorted((b / "train").glob("*.tsv"))),
     }

@@ -182,7 +182,7 @@ def test_no_job_arrays_that_can_deadlock(env):
 def test_retries_never_ask_for_more_than_the_maximum_runtime(monkeypatch, cap):
     monkeypatch.setenv("EB_MAX_RUNTIME_MIN", cap)
     rules = {r.name: r for r in load_workflow(device="cpu").rules}
-    for name in ("tasks", "predict", "frontier", "train"):
+    for name in ("tasks", "predict_part", "frontier", "train"):
         runtime = rules[name].resources["runtime"]
         for attempt in (1, 2, 3):
             assert resource_value(runtime, attempt=attempt) <= int(cap), (name, attempt)
@@ -229,7 +229,7 @@ def test_every_cluster_rule_declares_memory_and_time(workflow_cpu):
 
 def test_retries_ask_for_more(workflow_cpu):
     for rule in workflow_cpu.rules:
-        if rule.name in ("tasks", "predict", "frontier"):
+        if rule.name in ("tasks", "predict_part", "frontier"):
             for key in ("mem_mb", "runtime"):
                 first = resource_value(rule.resources[key], attempt=1)
                 assert resource_value(rule.resources[key], attempt=2) == 2 * first
@@ -258,7 +258,7 @@ def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workfl
     assert cfg["device"] == "auto"  # runs on a CPU too (issue 11); cuda when one is visible
     large = {r.name: r for r in load_workflow(name).rules}
     small = {r.name: r for r in workflow_cpu.rules}
-    for rule, key in [("tasks", "mem_mb"), ("predict", "mem_mb"), ("predict", "runtime")]:
+    for rule, key in [("tasks", "mem_mb"), ("predict_part", "mem_mb"), ("predict_part", "runtime")]:
         big, quick = (resource_value(w[rule].resources[key]) for w in (large, small))
         assert big >= quick, f"{name}: {rule}.{key} = {big} < quick's {quick}"
 
@@ -278,6 +278,22 @@ def test_bounds_jobs_group_the_rungs_in_order(per_job):
     tasks = next(r for r in wf.rules if r.name == "tasks")
     if per_job == 1:  # one tasks job per rung too; with every rung in one group, one in all
         assert list(groups) == rungs and "rung" in tasks.wildcard_names
+
+
+@pytest.mark.parametrize("per_job", [1, 8])
+def test_predict_jobs_are_one_or_one_per_random_stream(per_job):
+    """The predict jobs: one for every task when one bounds group holds every rung (the quick
+    and paper runs), else one per (r*, seed), whose tasks share X; every task in one job."""
+    wf = load_workflow(rungs_per_job=per_job)
+    parts, tasks = wf.globals["PREDICT_PARTS"], wf.globals["TASKS"]
+    assert sorted(t.task_id for p in parts.values() for t in p) == sorted(t.task_id for t in tasks)
+    if per_job == 8:
+        assert list(parts) == ["all"] and parts["all"] == tasks
+    else:
+        assert len(parts) == len({(t.r_star, t.seed) for t in tasks})
+        for name, specs in parts.items():
+            assert {f"r{t.r_star}_s{t.seed}" for t in specs} == {name}
+            assert len(specs) == len(wf.globals["RUNGS"])
 
 
 def test_no_quick_job_asks_for_more_time_than_the_test_clusters_partition(workflow_cpu):

@@ -203,8 +203,10 @@ def test_training_logs_show_progress(run_a):
     # 6 jobs of the grid (each trains its chunk's sweep, then its static students) and the
     # exploratory one by beta
     assert len(logs) == 7
-    others = ("predict", "frontier", "boundaries", "c8_by_beta")  # boundaries: ~50 s at paper scale
-    for log in [*logs, *(run_dir / "logs" / f"{name}.log" for name in others)]:
+    others = ("frontier", "boundaries", "c8_by_beta")  # boundaries: ~50 s at paper scale
+    predict = sorted((run_dir / "logs" / "predict").glob("*.log"))  # the predict_part jobs
+    assert predict
+    for log in [*logs, *predict, *(run_dir / "logs" / f"{name}.log" for name in others)]:
         lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[progress]")]
         assert lines and "(100%)" in lines[-1] and "ETA 0:00" in lines[-1], log.name
 
@@ -271,7 +273,7 @@ _AFTER = {"claims", "plot_figures", "provenance"}
 _TRAIN = {"train", "collect_train", "analyses", "best_bounds", "collect_bounds"} | _AFTER
 #: the data-only predictions and what reads them: the analyses, X3's ladder (floor_aware, its
 #: figure in plot_frontier)
-_PREDICT = {"predict", "analyses", "floor_aware", "plot_frontier"} | _AFTER
+_PREDICT = {"predict_part", "predict", "analyses", "floor_aware", "plot_frontier"} | _AFTER
 #: the class bounds (registration v2), which the training jobs read (ε_task)
 _BOUNDS = {"bounds"} | _TRAIN
 #: X3 (floor_aware) reads the frontier's grid at its own held-out seeds

@@ -10,7 +10,11 @@ from entropic_bound.config.load import ConfigError, check_workflow_config  # noq
 from entropic_bound.config.load import config_hash  # noqa: E402
 
 # the task grid without torch (tasks/grid.py): importing torch here cost every snakemake call ~2.5 s
-from entropic_bound.tasks.grid import chunks_of_rung, task_specs  # noqa: E402
+from entropic_bound.tasks.grid import (
+    chunks_of_rung,
+    specs_by_stream,
+    task_specs,
+)  # noqa: E402
 
 
 def config_or_exit(check, *args, **kwargs):
@@ -110,6 +114,17 @@ def package_code(*names):
 #: the data-only spectra of every task, written by predict: the predictions are read from them, and
 #: X3's ladder (floor_aware) reads P_attn's instead of making the tasks again
 PREDICT_SPECTRA = f"{RUN}/predict/spectra.parquet"
+
+
+#: the predict jobs (workflow/rules/predict.smk), name -> their tasks in the run's order: one job
+#: for every task where one bounds group holds every rung (as the tasks stage: the paper run's
+#: 12 s job), else one per random stream (r*, seed), whose tasks share X (tasks/grid.py)
+PREDICT_PARTS = {"all": TASKS} if len(BOUNDS_GROUPS) == 1 else specs_by_stream(config)
+
+
+def predict_part_task_files(wildcards):
+    """The task files of one predict job (PREDICT_PARTS)."""
+    return [task_file(t) for t in PREDICT_PARTS[wildcards.part]]
 
 
 def task_file(task):
@@ -387,11 +402,12 @@ def predict_mem_mb():
     return max(4000, RETAIN_FACTOR * (1000 + 12 * DATA_MB + 5 * normal_mb))
 
 
-def predict_runtime():
-    """P_static dominates: 4 B (nd)^2 + 2 n^2 d^4 + 10 d^6 flops per task and noise level."""
+def predict_runtime(jobs=1):
+    """Minutes of one of ``jobs`` predict jobs, which share the tasks: P_static dominates,
+    4 B (nd)^2 + 2 n^2 d^4 + 10 d^6 flops per task and noise level."""
     n, d, B = _T["n"], _T["d"], _T["n_train"]
     flops = 4 * B * (n * d) ** 2 + 2 * n**2 * d**4 + 10 * d**6
-    fits = len(TASKS) * (1 + len(config["predict"]["noisy_sigmas"]))
+    fits = ceil(len(TASKS) / jobs) * (1 + len(config["predict"]["noisy_sigmas"]))
     return 20 + flops * fits / (5e9 * config["threads"]) / 60
 
 
@@ -402,18 +418,23 @@ def train_mem_mb():
 
 
 def best_bounds_mem_mb():
-    """A best-bounds job holds one rung's tasks whole (float32 X/Y, both splits), a float64
-    copy of a task's X and Y and two moments [nd, nd] per task (the static rungs), and, where
-    L-BFGS runs on the sample (bounds.best.max_iter > 0), autograd's ~30 float64 arrays of one
-    chunk of problems on every training sequence."""
+    """A best-bounds job makes one task's data at a time (float32 X/Y, both splits). A static
+    rung keeps of each task its test split and its two training moments [nd, nd] in float64, not
+    its sample (bounds/moments.py: the moments are read from the sample in chunks of rows above
+    n·d = 256, and the small configs' one float64 copy is within the floor). An input-dependent
+    rung whose L-BFGS runs on the sample (bounds.best.max_iter > 0) holds its tasks whole and
+    autograd's ~30 float64 arrays of one chunk of problems on every training sequence.
+    """
     b = config["bounds"]["best"]
     n, d, B = _T["n"], _T["d"], _T["n_train"]
     task_mb = (B + _T["n_test"]) * n * d * 4 * 2 / 2**20
+    test_mb = _T["n_test"] * n * d * 4 * 2 / 2**20
     per_rung = len(_T["r_star"]) * len(_T["seeds"])
     moments_mb = 2 * (n * d) ** 2 * 8 / 2**20
-    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20 if b["max_iter"] else 0
-    sample = 1000 + per_rung * (task_mb + moments_mb) + 2 * DATA_MB + 30 * chunk_mb
-    return max(2000, RETAIN_FACTOR * sample)
+    static = task_mb + per_rung * (test_mb + moments_mb)
+    chunk_mb = b["chunk"] * B * n * max(n, d) * 8 / 2**20
+    sample = per_rung * task_mb + 30 * chunk_mb if b["max_iter"] else task_mb
+    return max(2000, RETAIN_FACTOR * (1000 + max(static, sample)))
 
 
 def bounds_mem_mb():

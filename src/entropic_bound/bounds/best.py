@@ -108,25 +108,26 @@ def rung_best_bounds(
     bounds job's table, every column kept as it is) with every route's column and the summary
     of :func:`combine_routes`. ``factors``: the trained students' factors (train/factors.py),
     ``metrics``: the rung's sweep metrics (None: those routes NaN)."""
-    from entropic_bound.tasks.files import load_task
-
     b = cfg["bounds"]["best"]
     routes = set(b["routes"])
-    # every training sequence (the students' set) where an L-BFGS route reads them; else one
-    # (a file without data makes only what is read: tasks/parts.py)
-    static = has_population(rung)
-    sample = bool(routes & set(_LBFGS)) and (static or b["max_iter"] > 0)
-    tasks = [load_task(p, train=None if sample else 1) for p in task_paths]
-    index = {m["task_id"]: i for i, (_, m) in enumerate(tasks)}
-    v2 = v2[v2["task_id"].isin(index)].reset_index(drop=True)
     if b["ranks"] not in BEST_RANK_MODES:
         raise ValueError(
             f"bounds.best.ranks {b['ranks']!r}; use one of {', '.join(BEST_RANK_MODES)}"
         )
-    pairs = [
-        (index[t], int(r))
+    # the (task, rank) problems: every rank of v2's table, or r* − 1 alone
+    ranks = {
+        (t, int(r))
         for t, r, rs in zip(v2["task_id"], v2["rank"], v2["r_star"])
         if b["ranks"] == "all" or int(r) == int(rs) - 1
+    }
+    # every training sequence (the students' set) where an L-BFGS route reads them (_loaded)
+    static = has_population(rung)
+    sample = bool(routes & set(_LBFGS)) and (static or b["max_iter"] > 0)
+    tasks = [_loaded(p, sample, static, {t for t, _ in ranks}) for p in task_paths]
+    index = {m["task_id"]: i for i, (_, m) in enumerate(tasks)}
+    v2 = v2[v2["task_id"].isin(index)].reset_index(drop=True)
+    pairs = [
+        (index[t], int(r)) for t, r in zip(v2["task_id"], v2["rank"]) if (t, int(r)) in ranks
     ]
     found: dict[tuple[int, int, str], list[float]] = {}
     if pairs:
@@ -142,6 +143,23 @@ def rung_best_bounds(
                 values.append(_finite_min(found.get((index[t], int(r), route), [])))
         table[col] = np.asarray(values, dtype=np.float64)
     return combine_routes(table)[list(BEST_COLUMNS)]
+
+
+def _loaded(path, sample: bool, static: bool, posed) -> tuple[dict, dict]:
+    """(arrays, meta) of a task file as the routes read it: every training sequence where an
+    L-BFGS route reads the sample (else one: a file without data makes only what is read,
+    tasks/parts.py); for a static rung, its training split's moments in place of the split
+    (bounds/moments.py) when the task poses a problem (its id in ``posed``), else no split, so
+    that the job holds one task's sample at a time, not the rung's."""
+    from entropic_bound.bounds.moments import with_moments
+    from entropic_bound.tasks.files import load_task
+
+    arrays, meta = load_task(path, train=None if sample else 1)
+    if not (sample and static):
+        return arrays, meta
+    if meta["task_id"] in posed:
+        return with_moments(arrays), meta
+    return {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}, meta
 
 
 def _optimised_routes(cfg, tasks, pairs, routes, factors, found, progress) -> None:

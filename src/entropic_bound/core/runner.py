@@ -17,6 +17,8 @@ import os
 import sys
 import traceback
 
+from entropic_bound.core.profiling import call_profiled, profile_request
+
 #: libgomp's idle policy; read once, when the OpenMP runtime loads (with torch or the fused kernel)
 WAIT_POLICY = "OMP_WAIT_POLICY"
 
@@ -112,7 +114,11 @@ def _run(main, sm) -> None:
     try:
         if "torch" in sys.modules:  # analysis and plotting jobs never import torch
             sys.modules["torch"].set_num_threads(max(1, int(getattr(sm, "threads", 1))))
-        main(sm)
+        profile = profile_request(getattr(sm, "rule", None))  # EB_PROFILE (core/profiling.py)
+        if profile is None:
+            main(sm)
+        else:
+            call_profiled(main, sm, *profile)
     except (ValueError, OSError) as exc:  # a user-facing problem: one line, no traceback
         msg = f"entropic-bound: error in rule {getattr(sm, 'rule', '?')}: {exc}"
         print(msg, file=log)

@@ -1,4 +1,6 @@
-"""Stage ``predict`` (workflow/rules/predict.smk): the data-only predictions of every task."""
+"""Stage ``predict`` (workflow/rules/predict.smk): the data-only spectra and predictions of the
+tasks of one job (every task, or those of one random stream: tasks/grid.py's ``specs_by_stream``);
+the jobs' spectra are merged, and read into predictions, by predict/tables.py."""
 
 from __future__ import annotations
 
@@ -7,13 +9,12 @@ import json
 import numpy as np
 import pandas as pd
 
-from entropic_bound.core.estimators import estimates_long
 from entropic_bound.core.progress import report
 from entropic_bound.core.rungs import is_softmax
 from entropic_bound.core.seeds import noisy_copy_rng
-from entropic_bound.core.tables import PREDICTION_COLUMNS
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.static import StaticLeastSquares, predict_static
+from entropic_bound.predict.tables import predictions_of
 from entropic_bound.tasks.files import load_task
 
 
@@ -53,15 +54,6 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     """P_static (with its static-fit share) and P_attn on every task, clean and noisy copies;
     ``progress(done, total)`` after each task (see progress.py)."""
     return predictions_of(cfg, data_only_spectra(cfg, task_paths, progress))
-
-
-def predictions_of(cfg: dict, spectra: pd.DataFrame) -> pd.DataFrame:
-    """The data-only predictions table: every estimator of ``predict`` on each row's spectrum
-    (a :func:`data_only_spectra` table)."""
-    p = cfg["predict"]
-    keys = spectra.drop(columns="spectrum")
-    out = estimates_long(keys, list(spectra["spectrum"]), taus=p["taus"], tol=p["tol"])
-    return out[list(PREDICTION_COLUMNS)]
 
 
 def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """The task grid: which teacher tasks a config defines (:class:`TaskSpec`, :func:`task_specs`) and
-how a rung's tasks are grouped into training jobs (:func:`chunks_of_rung`).
+how a rung's tasks are grouped into training jobs (:func:`chunks_of_rung`), and the tasks of one
+random stream, which the predict jobs group (:func:`specs_by_stream`).
 
 No torch here: Snakemake reads this module when it builds the DAG (``workflow/rules/common.smk``),
 and importing torch there cost every ``snakemake`` call, a dry run included, about 2.5 s.
@@ -70,3 +71,14 @@ def chunks_of_rung(cfg: dict, rung: str) -> list[list[TaskSpec]]:
     specs = specs_of_rung(cfg, rung)
     size = cfg["train"]["tasks_per_job"]
     return [specs[i : i + size] for i in range(0, len(specs), size)]
+
+
+def specs_by_stream(cfg: dict) -> dict[str, list[TaskSpec]]:
+    """The tasks of each random stream (base seed, r*, seed), named ``r{r*}_s{seed}``, each list in
+    :func:`task_specs` order. The rungs of one stream whose kernels have one size share their
+    inputs X (tasks/make.py): every rung when n = d, so a predict job of one stream factorises
+    one X for all its rungs, where a job per rung would factorise each X once per rung."""
+    groups: dict[str, list[TaskSpec]] = {}
+    for spec in task_specs(cfg):
+        groups.setdefault(f"r{spec.r_star}_s{spec.seed}", []).append(spec)
+    return groups
