@@ -392,9 +392,7 @@ def fabricate_frontier(
     return pd.DataFrame(rows)
 
 
-def fabricate(
-    broken=(), rungs=ALL_RUNGS, frontier_seeds=(0, 1), **kw
-) -> dict[str, pd.DataFrame]:
+def fabricate(broken=(), rungs=ALL_RUNGS, frontier_seeds=(0, 1), **kw) -> dict[str, pd.DataFrame]:
     """Every cached table, keyed by file stem (``train_metrics``, ``frontier``, ...);
     ``frontier_seeds``: the frontier teachers' seeds."""
     metrics = fabricate_metrics(rungs=rungs, broken=broken, **kw)
