@@ -126,9 +126,7 @@ def rung_best_bounds(
     tasks = [_loaded(p, sample, static, {t for t, _ in ranks}) for p in task_paths]
     index = {m["task_id"]: i for i, (_, m) in enumerate(tasks)}
     v2 = v2[v2["task_id"].isin(index)].reset_index(drop=True)
-    pairs = [
-        (index[t], int(r)) for t, r in zip(v2["task_id"], v2["rank"]) if (t, int(r)) in ranks
-    ]
+    pairs = [(index[t], int(r)) for t, r in zip(v2["task_id"], v2["rank"]) if (t, int(r)) in ranks]
     found: dict[tuple[int, int, str], list[float]] = {}
     if pairs:
         _optimised_routes(cfg, tasks, pairs, routes, factors, found, progress)
