@@ -160,7 +160,7 @@ rule heads_predict:
     threads: heads_threads
     resources:
         mem_mb=by_attempt(6000),
-        runtime=runtime_by_attempt(120),
+        runtime=runtime_by_attempt(60),  # doubled on a retry; the first ask fits MaxTime = 60
     params:
         heads=heads_cfg,
         reads=heads_reads("predict"),
