@@ -549,21 +549,17 @@ def figure_inputs(rule):
 
 
 # --- the heads runs (workflow/rules/heads.smk: HEADS_RUNS, STUDY, STUDY_DIR) ---
-def heads_cfg(wildcards) -> dict:
-    """The heads config of the model ``wildcards.hrun``."""
-    return HEADS_RUNS[wildcards.hrun]
+def heads_cfg(job: str):
+    """params.heads of ``job``: the model's config cut to what the job reads (its sections,
+    the seed, device and names), so that an edit of another section (predict's, say) never
+    reruns it (Snakemake reruns a job whose params changed)."""
 
+    def cfg(wildcards) -> dict:
+        full = HEADS_RUNS[wildcards.hrun]
+        keys = ("run_name", "seed", "device", "threads", *HEADS_SECTIONS[job])
+        return {k: full[k] for k in keys}
 
-def heads_reads(job: str):
-    """params.reads of ``job``: a digest of the sections of the model's config it reads."""
-
-    def reads(wildcards) -> str:
-        cfg = HEADS_RUNS[wildcards.hrun]
-        return config_hash(
-            {k: cfg.get(k) for k in ("seed", "device", *HEADS_SECTIONS[job])}
-        )
-
-    return reads
+    return cfg
 
 
 def heads_threads(wildcards) -> int:

@@ -41,12 +41,13 @@ HEADS_RUNS = {
     **({HEADS["run_name"]: HEADS} if "model" in HEADS else {}),
     **{f"{STUDY['run_name']}/{mid}": cfg for mid, cfg in STUDY["models"].items()},
 }
-#: the sections of a heads config each job reads: their digest is its params.reads, so that an
-#: edit reruns it (`threads` left out, as in the pipeline)
+#: the sections of a heads config each job reads (its params.heads: an edit of one of them, and
+#: only that, reruns it)
 HEADS_SECTIONS = {
     "train": ("corpus", "model", "train"),
     "measure": ("corpus", "model", "train", "measure"),
     "predict": ("corpus", "model", "train", "measure", "predict"),
+    "report": ("measure",),
 }
 
 
@@ -89,8 +90,7 @@ rule heads_train:
         mem_mb=by_attempt(4000),
         runtime=runtime_by_attempt(60),
     params:
-        heads=heads_cfg,
-        reads=heads_reads("train"),
+        heads=heads_cfg("train"),
     script:
         "../scripts/heads_train.py"
 
@@ -132,8 +132,7 @@ rule heads_measure:
         mem_mb=by_attempt(4000),
         runtime=runtime_by_attempt(60),
     params:
-        heads=heads_cfg,
-        reads=heads_reads("measure"),
+        heads=heads_cfg("measure"),
     script:
         "../scripts/heads_measure.py"
 
@@ -162,8 +161,7 @@ rule heads_predict:
         mem_mb=by_attempt(6000),
         runtime=runtime_by_attempt(60),  # doubled on a retry; the first ask fits MaxTime = 60
     params:
-        heads=heads_cfg,
-        reads=heads_reads("predict"),
+        heads=heads_cfg("predict"),
     script:
         "../scripts/heads_predict.py"
 
@@ -208,7 +206,7 @@ rule heads_report:
     conda:
         "../../envs/plot.yaml"
     params:
-        heads=heads_cfg,
+        heads=heads_cfg("report"),
     script:
         "../scripts/heads_report.py"
 
