@@ -2,6 +2,8 @@
 are bitwise the one job's, in the run's task order, and a merge that would lose or double a
 task is refused; the tasks of one stream are those that share X (tasks/grid.py)."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,11 +15,15 @@ from entropic_bound.tasks.files import load_task
 from entropic_bound.tasks.grid import specs_by_stream, task_specs
 from entropic_bound.tasks.stage import write_tasks
 
+#: the checkout's configs, named from here: the installed wheel (make test-install) has no
+#: config/ of its own, so the base is passed rather than found beside the package
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """A grid of 2 r* × 2 seeds × 4 rungs at n = d = 4, its task files, and the one job's spectra."""
-    cfg = load_run_config("config/quick.yaml")
+    cfg = load_run_config(CONFIG / "quick.yaml", base=CONFIG / "config.yaml")
     cfg["task"] = {**cfg["task"], "n": 4, "d": 4, "n_train": 64, "n_test": 8, "r_star": [1, 2]}
     cfg["task"].update(seeds=[0, 1], rungs=["L0", "L2", "L4"], lambdas=[0.5])
     folder = tmp_path_factory.mktemp("tasks")
