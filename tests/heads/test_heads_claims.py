@@ -134,3 +134,20 @@ def test_a_bad_registration_is_one_line(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(ConfigError, match="names_the_knee.K1.column"):
         load_heads_claims(path)
+
+
+def test_h2_is_h1s_tests_unchanged_on_another_study():
+    """Registration H2 (docs/method.md §9d) copies every test of H1 key for key: only its name
+    differs, and its study is H1's cells and measurement at new seeds, more of them."""
+    from entropic_bound.config.heads_study import load_heads_study
+
+    h2 = load_heads_claims(REPO / "config" / "heads_claims_h2.yaml")
+    assert h2.pop("name") == "H2" and "name" not in REG and h2 == REG
+    s1 = load_heads_study(REPO / "config" / "heads_study.yaml", REPO)
+    s2 = load_heads_study(REPO / "config" / "heads_study_h2.yaml", REPO)
+    assert s2["cells"] == s1["cells"] and not set(s2["seeds"]) & set(s1["seeds"])
+    assert len(s2["models"]) > len(s1["models"])
+    one = lambda s: next(iter(s["models"].values()))  # noqa: E731
+    assert {k: v for k, v in one(s2).items() if k != "run_name"} == {
+        k: v for k, v in one(s1).items() if k != "run_name"
+    } | {"seed": one(s2)["seed"]}

@@ -129,7 +129,8 @@ def study_markdown(
     heads = int(verdicts.loc[verdicts["claim"] == "eligibility", "heads"].iloc[0])
     cpu_min = cost["cpu_s"].sum() / 60 if len(cost) else float("nan")
     lines = [
-        f"# Real heads, decided: registration H1 ({reg['registered']}; docs/method.md §9b)",
+        f"# Real heads, decided: registration {reg.get('name', 'H1')} "
+        f"({reg['registered']}; docs/method.md §9b)",
         "",
         f"{len(study['models'])} models ({', '.join(study['cells'])} × seeds "
         f"{', '.join(map(str, study['seeds']))}), {heads} heads; cost {cpu_min:.1f} CPU-min "
