@@ -10,7 +10,7 @@ import torch
 
 from entropic_bound.cli.main import main
 from entropic_bound.predict import recommend_rank
-from entropic_bound.predict.causal import fit_causal, prefix_operators
+from entropic_bound.predict.causal import fit_causal, prefix_apply
 from entropic_bound.predict.static import predict_static
 
 
@@ -205,19 +205,29 @@ def test_causal_p_invert_is_exact(capsys, tmp_path):
 # ---------------------------------------------------------------- the maths, by hand
 
 
-def test_prefix_operators_by_hand():
-    X = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)  # n = 2, d = 2
-    P, mean = prefix_operators(X, "moment")
-    torch.testing.assert_close(P[0, 0], torch.tensor([[0.5, 0.0], [0.0, 0.0]], dtype=torch.float64))
-    torch.testing.assert_close(P[0, 1], torch.tensor([[0.5, 0.0], [0.0, 2.0]], dtype=torch.float64))
+def test_prefix_apply_by_hand():
+    """P_i v for n = 2, d = 2, X = [[1, 0], [0, 2]], column by column (v = e_1, e_2)."""
+    X = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
+
+    def P(prefix, i):  # the matrix P_i, from apply on the unit vectors at row i
+        apply, mean = prefix_apply(X, prefix)
+        cols = []
+        for k in range(2):
+            V = torch.zeros(1, 2, 2, dtype=torch.float64)
+            V[0, i, k] = 1.0
+            cols.append(apply(V)[0, i])
+        return torch.stack(cols, 1), mean
+
+    P0, _ = P("moment", 0)
+    P1, mean = P("moment", 1)
+    torch.testing.assert_close(P0, torch.tensor([[0.5, 0.0], [0.0, 0.0]], dtype=torch.float64))
+    torch.testing.assert_close(P1, torch.tensor([[0.5, 0.0], [0.0, 2.0]], dtype=torch.float64))
     torch.testing.assert_close(mean[0, 1], torch.tensor([0.5, 1.0], dtype=torch.float64))
-    C, _ = prefix_operators(X, "covariance")  # x̄_2 = (0.5, 1): deviations ±(0.5, −1)
-    torch.testing.assert_close(
-        C[0, 1], torch.tensor([[0.25, -0.5], [-0.5, 1.0]], dtype=torch.float64)
-    )
-    torch.testing.assert_close(C[0, 0], torch.zeros(2, 2, dtype=torch.float64))
+    C1, _ = P("covariance", 1)  # x̄_2 = (0.5, 1): deviations ±(0.5, −1)
+    torch.testing.assert_close(C1, torch.tensor([[0.25, -0.5], [-0.5, 1.0]], dtype=torch.float64))
+    torch.testing.assert_close(P("covariance", 0)[0], torch.zeros(2, 2, dtype=torch.float64))
     with pytest.raises(ValueError, match="moment or covariance"):
-        prefix_operators(X, "second")
+        prefix_apply(X, "second")
 
 
 def test_causal_fit_is_exact_and_value_free():

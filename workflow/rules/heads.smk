@@ -16,6 +16,7 @@ from entropic_bound.config.heads import (  # noqa: E402
     load_heads_config,
 )
 from entropic_bound.config.heads_study import (  # noqa: E402
+    PREDICT_HEADS_KEY,
     STUDY_CONFIG_KEY,
     STUDY_RULES,
     load_heads_study,
@@ -31,7 +32,7 @@ HEADS = (
 HEADS_DIR = f"results/{HEADS['run_name']}"
 STUDY_CONFIG = in_clone(config.get(STUDY_CONFIG_KEY, "config/heads_study.yaml"))
 STUDY = (
-    config_or_exit(load_heads_study, STUDY_CONFIG, EB_ROOT)
+    config_or_exit(load_heads_study, STUDY_CONFIG, EB_ROOT, config.get(PREDICT_HEADS_KEY))
     if study_asked(sys.argv, config)
     else {"run_name": "heads_study", "models": {}, "threads": 1}
 )

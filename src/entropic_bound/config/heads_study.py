@@ -19,13 +19,23 @@ from entropic_bound.config.load import ConfigError, merged, read_config, validat
 STUDY_CONFIG_KEY = "heads_study_config"
 #: the study's own rules (workflow/rules/heads.smk); its models run the heads rules
 STUDY_RULES = ("heads_study", "heads_study_verdicts", "heads_study_predict")
+#: the pipeline config's key that sets every study model's ``predict.heads`` (``all`` or
+#: ``none``): predict on the study's heads is its own target, run on a study already decided
+#: without editing the study's committed config (its verdicts do not read predict)
+PREDICT_HEADS_KEY = "heads_predict"
 
 
-def load_heads_study(path, root=None) -> dict:
+def load_heads_study(path, root=None, predict_heads: str | None = None) -> dict:
     """The study of ``path``: ``{run_name, registration (the loaded registration),
     registration_path, seeds, cells (cell -> overrides), models (model id -> heads config),
     cell_of (model id -> cell)}``; the registration's path is read relative to ``root`` (the
-    clone) unless absolute."""
+    clone) unless absolute. ``predict_heads`` (``all`` or ``none``), when given, replaces every
+    model's ``predict.heads`` (:data:`PREDICT_HEADS_KEY`)."""
+    if predict_heads is not None and predict_heads not in ("all", "none"):
+        raise ConfigError(
+            f"--config {PREDICT_HEADS_KEY}={predict_heads!r}: give all or none "
+            "(a list of heads belongs in the study's predict.heads)"
+        )
     label = f"heads study {path}"
     try:
         doc = read_config(path)
@@ -44,6 +54,8 @@ def load_heads_study(path, root=None) -> dict:
         for seed in study["seeds"]:
             model_id = f"{cell}_s{seed}"
             cfg = _model_config(study, cell, overrides, seed, label)
+            if predict_heads is not None:
+                cfg["predict"]["heads"] = predict_heads
             check_protocol(cfg, registration, f"{label}: cell {cell!r}")
             models[model_id], cell_of[model_id] = cfg, cell
     return study | {

@@ -38,7 +38,7 @@ _EXPORTS = {
     "inversion_spectrum": "inversion",
     "predict_inversion": "inversion",
     "CausalFit": "causal",
-    "prefix_operators": "causal",
+    "prefix_apply": "causal",
     "fit_causal": "causal",
     "attention_native_pinv_of": "stage",
     "attention_native_spectrum_of": "stage",

@@ -5,13 +5,22 @@ Causal linear attention is Y_i = Σ_{j≤i} (x_iᵀ A x_j / n) x_jᵀ V, i.e. pe
     y_iᵀ = x_iᵀ A P_i W,   P_i = (1/n) Σ_{j≤i} x_j x_jᵀ  (the prefix second moment), W = V,
 
 so each row has its own map A P_i W and the per-sequence least squares of P_attn (one map Z_b
-for all rows) does not apply. The model is bilinear in (A, W), with P_i known from X: given A it
-is a linear regression of y_i on u_i = P_i Aᵀ x_i (for W), given W one of y_i on x_i ⊗ P_i W
-(for A, d² unknowns). Alternating the two (ALS) decreases the residual monotonically and, on
-exact data, reaches zero residual at the one solution (A c, W / c); svd(Â) is then A's spectrum
-up to scale, exact whatever V is. First order in β, causal softmax attention is the prefix mean
-x̄_{≤i}ᵀ V plus x_iᵀ A Q_i W with Q_i = (β/√d)(1/i) Σ_{j≤i} (x_j − x̄_{≤i})(x_j − x̄_{≤i})ᵀ (the
-prefix covariance): ``prefix="covariance"`` fits that form (with the prefix-mean term).
+for all rows) does not apply. The model is bilinear in (A, W), with P_i known from X; given A it
+is a linear least squares in W (and the prefix-mean term). First order in β, causal softmax
+attention is the prefix mean x̄_{≤i}ᵀ V plus x_iᵀ A Q_i W with Q_i = (β/√d)(1/i) Σ_{j≤i}
+(x_j − x̄_{≤i})(x_j − x̄_{≤i})ᵀ (the prefix covariance): ``prefix="covariance"`` fits that form
+(with the prefix-mean term).
+
+The fit is by **variable projection**: W and the prefix-mean term are eliminated by their least
+squares, and the residual left, a function of A alone, is minimised by L-BFGS (strong Wolfe line
+search) with its exact gradient. It runs in the coordinates where X's second moment is the
+identity (x = L x̃, L Lᵀ = E[x xᵀ]): the objective is the same function of A = L⁻ᵀ Ã L⁻¹, but a
+LayerNorm's output has a second moment of condition ~5·10⁴ and, unwhitened, every first-order
+method (and alternating least squares, tried first) crawls. The bilinear problem has non-global
+stationary points, so the fit starts from Ã = I and seeded Gaussian draws and keeps the least
+residual; on exact data it reaches zero residual at the solution (A c, W / c): svd(Â) is A's
+spectrum up to scale, exact whatever V is. P_i is never formed: P_i v_i for every row is two
+masked products per sequence, as in attention itself.
 
 Works in float64 on X: [B, n, d], Y: [B, n, d_v].
 """
@@ -22,68 +31,70 @@ from dataclasses import dataclass
 
 import torch
 
-#: ALS stops when the residual energy is below this share of the target energy (exact data),
-#: or when a sweep lowers it by less than ALS_STALL of itself (the noise level is reached) ...
-ALS_TOL = 1e-20
-ALS_STALL = 1e-6
-#: ... or after this many sweeps (each: two small least squares)
-ALS_MAX_ITER = 400
+#: the fit stops when the residual energy is below this share of the target energy (exact data),
+#: or when FIT_CHUNK iterations lower it by less than FIT_STALL of itself (the noise level) ...
+FIT_TOL = 1e-20
+FIT_STALL = 1e-7
+FIT_CHUNK = 20
+#: ... or after this many L-BFGS iterations from one start (each: a few products over the rows)
+FIT_MAX_ITER = 2000
+#: starts: Ã = I, then seeded Gaussian draws (the least residual is kept; an exact fit ends the
+#: search)
+FIT_STARTS = 5
+#: L-BFGS's memory (pairs of steps and gradient changes)
+FIT_HISTORY = 30
 
 
 @dataclass
 class CausalFit:
     """The causal P_attn fit: ``spectrum`` [d] (svd of Â, descending), the residual energy
-    and its degrees of freedom (σ̂² = resid / dof), the sweeps used and the rows fitted."""
+    and its degrees of freedom (σ̂² = resid / dof), the iterations used (of the kept start) and
+    the rows fitted; ``converged``: it stopped at an exact fit or a stall, not at the cap."""
 
     spectrum: torch.Tensor
     resid: float
     dof: int
     target: float
-    sweeps: int
+    iterations: int
     rows: int
     converged: bool
 
 
-def prefix_operators(X: torch.Tensor, prefix: str = "moment") -> tuple[torch.Tensor, torch.Tensor]:
-    """P_i: [B, n, d, d] and the prefix means x̄_{≤i}: [B, n, d] of X: [B, n, d].
+def prefix_apply(X: torch.Tensor, prefix: str = "moment"):
+    """``(apply, mean)`` for X: [B, n, d]: ``apply(V)`` is P_i v_i for every row (V: [B, n, d]),
+    ``mean`` the prefix means x̄_{≤i}: [B, n, d].
 
     ``moment``: P_i = (1/n) Σ_{j≤i} x_j x_jᵀ (linear attention); ``covariance``: the prefix
-    covariance (1/i) Σ_{j≤i} (x_j − x̄_{≤i})(x_j − x̄_{≤i})ᵀ (softmax attention, first order)."""
-    B, n, d = X.shape
-    outer = X[..., :, None] * X[..., None, :]  # [B, n, d, d]
-    cum = outer.cumsum(1)
-    count = torch.arange(1, n + 1, dtype=X.dtype)[None, :, None]
-    mean = X.cumsum(1) / count
-    if prefix == "moment":
-        return cum / n, mean
-    if prefix != "covariance":
+    covariance (1/i) Σ_{j≤i} (x_j − x̄_{≤i})(x_j − x̄_{≤i})ᵀ = (1/i) Σ_{j≤i} x_j x_jᵀ − x̄ x̄ᵀ
+    (softmax attention, first order). Each P_i is symmetric, so ``apply`` is its own adjoint."""
+    if prefix not in ("moment", "covariance"):
         raise ValueError(f"prefix must be moment or covariance, got {prefix!r}")
-    cov = cum / count[..., None] - mean[..., :, None] * mean[..., None, :]
-    return cov, mean
+    B, n, d = X.shape
+    count = torch.arange(1, n + 1, dtype=X.dtype)
+    mean = X.cumsum(1) / count[None, :, None]
+    # the mask and the row scale in one n × n factor: row i keeps j ≤ i, divided by i (or n)
+    weight = torch.tril(torch.ones(n, n, dtype=X.dtype))
+    weight = weight / (count[:, None] if prefix == "covariance" else float(n))
+    Xt = X.transpose(1, 2)
 
+    def apply(V: torch.Tensor) -> torch.Tensor:
+        u = (V @ Xt).mul_(weight) @ X
+        if prefix == "covariance":
+            u.sub_(mean * torch.linalg.vecdot(mean, V)[..., None])
+        return u
 
-def _lstsq(F: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
-    """argmin ‖F Θ − T‖ by the normal equations (ridge 1e-12·tr for rank-deficient F)."""
-    N = F.T @ F
-    N = N + 1e-12 * torch.trace(N) / N.shape[0] * torch.eye(N.shape[0], dtype=N.dtype)
-    return torch.linalg.solve(N, F.T @ T)
-
-
-#: ALS starts: A = I, then seeded Gaussian draws (a bilinear least squares can stall at a
-#: non-global stationary point from one start; the fit with the least residual is kept, and an
-#: exact fit ends the search)
-ALS_STARTS = 5
+    return apply, mean
 
 
 def fit_causal(
     X,
     Y,
     prefix: str = "moment",
-    tol: float = ALS_TOL,
-    max_iter: int = ALS_MAX_ITER,
-    starts: int = ALS_STARTS,
+    tol: float = FIT_TOL,
+    max_iter: int = FIT_MAX_ITER,
+    starts: int = FIT_STARTS,
 ) -> CausalFit:
-    """The causal P_attn: Â by alternating least squares over every row of X: [B, n, d] and
+    """The causal P_attn: Â by variable projection over every row of X: [B, n, d] and
     Y: [B, n, d_v] (see the module docstring), from ``starts`` starting points; needs B·n rows
     > d² + 2·d·d_v."""
     X = torch.as_tensor(X, dtype=torch.float64)
@@ -96,52 +107,88 @@ def fit_causal(
             f"causal P_attn fits {unknowns} unknowns (A, the value map and the prefix-mean term) "
             f"from B·n = {rows} rows; supply more sequences"
         )
-    P, mean = prefix_operators(X, prefix)
-    data = (X.reshape(-1, d), Y.reshape(-1, dv), P.reshape(-1, d, d), mean.reshape(-1, d))
+    flat = X.reshape(rows, d)
+    moment = flat.T @ flat / rows
+    moment = moment + 1e-12 * torch.trace(moment) / d * torch.eye(d, dtype=X.dtype)
+    L = torch.linalg.cholesky(moment)
+    Xw = torch.linalg.solve_triangular(L, flat.T, upper=False).T.reshape(B, n, d)
+    problem = _Problem(Xw, Y.reshape(rows, dv), prefix)
     gen = torch.Generator().manual_seed(0)
     best = None
     for start in range(starts):
         A0 = torch.eye(d, dtype=torch.float64)
         if start:
             A0 = torch.randn(d, d, generator=gen, dtype=torch.float64)
-        fit = _als(*data, A0, tol, max_iter)
-        best = fit if best is None or fit.resid < best.resid else best
-        if best.resid <= tol * best.target:
+        fit = _lbfgs(problem, A0, tol, max_iter)
+        best = fit if best is None or fit[1] < best[1] else best
+        if best[1] <= tol * problem.target:
             break
-    best.dof = rows * dv - unknowns
-    return best
+    Aw, resid, iterations, converged = best
+    # back to x's coordinates: x_iᵀ A = x̃_iᵀ Lᵀ A, P_i = L P̃_i Lᵀ, so Ã = Lᵀ A L
+    A = torch.linalg.solve_triangular(L.T, Aw, upper=True)
+    A = torch.linalg.solve_triangular(L.T, A.T, upper=True).T
+    spectrum = torch.linalg.svdvals(A)
+    return CausalFit(
+        spectrum, resid, rows * dv - unknowns, problem.target, iterations, rows, converged
+    )
 
 
-def _als(x, y, P, mean, A, tol: float, max_iter: int) -> CausalFit:
-    """ALS sweeps from A (x: [rows, d], y: [rows, d_v], P: [rows, d, d], mean: [rows, d])."""
-    rows, d = x.shape
-    target = float((y * y).sum())
-    xx = (x[:, :, None] * x[:, None, :]).reshape(rows, d * d)  # the A step's x side, once
-    prev, sweeps, converged = float("inf"), 0, False
-    for sweep in range(1, max_iter + 1):
-        sweeps = sweep
-        # W step: y_i = Wᵀ u_i + V0ᵀ x̄_i, u_i = P_i Aᵀ x_i
-        u = (P @ (x @ A)[:, :, None])[..., 0]
-        WV = _lstsq(torch.cat([u, mean], 1), y)
-        W, V0 = WV[:d], WV[d:]
-        # A step: t_i = y_i − V0ᵀ x̄_i = (P_i W)ᵀ Aᵀ x_i, linear in A (d² unknowns);
-        # N[(a,b),(a',b')] = Σ_r x_a x_a' (Q Qᵀ)_bb': one GEMM over the rows, then reordered
-        t = y - mean @ V0
-        Q = P @ W  # [rows, d, dv]
-        QQ = (Q @ Q.transpose(1, 2)).reshape(rows, d * d)
-        N = (xx.T @ QQ).reshape(d, d, d, d).permute(0, 2, 1, 3).reshape(d * d, d * d)
-        rhs = (x.T @ (Q @ t[:, :, None])[..., 0]).reshape(d * d)
-        N = N + 1e-12 * torch.trace(N) / (d * d) * torch.eye(d * d, dtype=N.dtype)
-        A = torch.linalg.solve(N, rhs).reshape(d, d)
-        A = A / torch.linalg.matrix_norm(A).clamp_min(1e-300)  # the scale lives in W
-        fit = ((x @ A)[:, None, :] @ Q)[:, 0] + mean @ V0
-        resid = float(((y - fit) ** 2).sum())
-        if resid <= tol * target or prev - resid <= ALS_STALL * resid:
+class _Problem:
+    """The projected residual of A (whitened X: [B, n, d], y: [rows, d_v]) and its gradient."""
+
+    def __init__(self, X: torch.Tensor, y: torch.Tensor, prefix: str):
+        self.X, self.y = X, y
+        self.apply, mean = prefix_apply(X, prefix)
+        self.mean = mean.reshape(y.shape[0], -1)
+        self.mm, self.my = self.mean.T @ self.mean, self.mean.T @ y  # the constant blocks
+        self.target = float((y * y).sum())
+
+    def value_grad(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """‖y − F θ̂‖² with F = [P_i Aᵀ x_i, x̄_i] and θ̂ its least squares, and the gradient in A
+        (at θ̂ the gradient of the projected residual is the partial one: θ̂ is stationary)."""
+        B, n, d = self.X.shape
+        u = self.apply(self.X @ A).reshape(-1, d)
+        um = u.T @ self.mean
+        N = torch.cat([torch.cat([u.T @ u, um], 1), torch.cat([um.T, self.mm], 1)], 0)
+        N = N + 1e-12 * torch.trace(N) / N.shape[0] * torch.eye(N.shape[0], dtype=N.dtype)
+        theta = torch.linalg.solve(N, torch.cat([u.T @ self.y, self.my], 0))
+        r = self.y - u @ theta[:d] - self.mean @ theta[d:]
+        # f = Σ‖r‖², u_i = P_i Aᵀ x_i: ∂f/∂u = −2 r Wᵀ, ∂f/∂(Aᵀx_i) = P_i ∂f/∂u_i, ∂f/∂A = Xᵀ ·
+        gu = (-2.0 * r @ theta[:d].T).reshape(B, n, d)
+        grad = self.X.reshape(-1, d).T @ self.apply(gu).reshape(-1, d)
+        return (r * r).sum(), grad
+
+
+def _lbfgs(problem: _Problem, A0: torch.Tensor, tol: float, max_iter: int):
+    """L-BFGS on the projected residual from A0: ``(A, resid, iterations, converged)``."""
+    A = A0.clone().requires_grad_(True)
+    scale = 1.0 / max(problem.target, 1e-300)  # the objective is the residual's share
+    opt = torch.optim.LBFGS(
+        [A],
+        lr=1.0,
+        max_iter=FIT_CHUNK,
+        max_eval=FIT_CHUNK * 5 // 4,
+        history_size=FIT_HISTORY,
+        tolerance_grad=0.0,
+        tolerance_change=0.0,
+        line_search_fn="strong_wolfe",
+    )
+
+    def closure():
+        value, grad = problem.value_grad(A.detach())
+        A.grad = grad * scale
+        return value * scale
+
+    prev, done, converged = float("inf"), 0, False
+    while done < max_iter:
+        opt.step(closure)
+        state = opt.state[A]
+        moved = state["n_iter"] - done
+        done = state["n_iter"]
+        with torch.no_grad():
+            value = float(problem.value_grad(A.detach())[0]) * scale
+        if value <= tol or prev - value <= FIT_STALL * value or moved < FIT_CHUNK:
             converged = True
             break
-        prev = resid
-    # W of the last A (the A step changed it): one more W step for the residual of the pair
-    u = (P @ (x @ A)[:, :, None])[..., 0]
-    F = torch.cat([u, mean], 1)
-    resid = float(((y - F @ _lstsq(F, y)) ** 2).sum())
-    return CausalFit(torch.linalg.svdvals(A), resid, 0, target, sweeps, rows, converged)
+        prev = value
+    return A.detach(), value / scale, done, converged

@@ -47,8 +47,8 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
         if plan.n_causal < B:
             notes.append(
                 f"the causal P_attn fitted a seeded subsample (seed {settings.seed}) of "
-                f"{plan.n_causal} of {B} sequences ({plan.n_causal * plan.n} rows; each ALS sweep "
-                f"costs rows·d⁴), in {fit.sweeps} sweeps"
+                f"{plan.n_causal} of {B} sequences ({plan.n_causal * plan.n} rows), in "
+                f"{fit.iterations} L-BFGS iterations"
             )
     else:
         spec = acc.spectrum()[0].numpy()
@@ -78,7 +78,7 @@ def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
     kind = "svd(A_hat) of the causal per-row fit y_i = x_i^T A P_i W" + (
         " + prefix mean (P_i: prefix covariance)" if prefix == "covariance" else ""
     )
-    entry = _ok(spec, plan.n_causal, kind, est, causal=True, sweeps=fit.sweeps)
+    entry = _ok(spec, plan.n_causal, kind, est, causal=True, iterations=fit.iterations)
     entry["converged"] = fit.converged
     return entry, fit
 
