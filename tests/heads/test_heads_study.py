@@ -149,3 +149,14 @@ def test_predicts_heads_are_all_none_or_named():
     assert selected_heads({"heads": [[1, 0], [0, 1]]}, 2, 2) == [(0, 1), (1, 0)]
     with pytest.raises(ValueError, match="lacks"):
         selected_heads({"heads": [[2, 0]]}, 2, 2)
+
+
+def test_heads_predict_sets_every_models_predict_heads():
+    """`--config heads_predict=all` runs predict on a decided study's heads without editing
+    its committed config; anything but all or none is refused in one line."""
+    s = load_heads_study(REPO / "config" / "heads_study.yaml", REPO, predict_heads="all")
+    assert {cfg["predict"]["heads"] for cfg in s["models"].values()} == {"all"}
+    plain = load_heads_study(REPO / "config" / "heads_study.yaml", REPO)
+    assert {cfg["predict"]["heads"] for cfg in plain["models"].values()} == {"none"}
+    with pytest.raises(ConfigError, match="heads_predict='some': give all or none"):
+        load_heads_study(REPO / "config" / "heads_study.yaml", REPO, predict_heads="some")

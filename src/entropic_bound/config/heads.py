@@ -91,17 +91,16 @@ def check_heads_relations(cfg: dict) -> None:
             f"the first {p['sequences']} capture windows of {m['capture_sequences']}; use "
             "predict.sequences ≤ measure.capture_sequences"
         )
+    from entropic_bound.predict.causal import rows_needed  # torch: only when a heads run may
+
     d_head = cfg["model"]["d_head"]
-    unknowns = d_model * d_model + 2 * d_model * d_head
-    if (
-        p["heads"] != "none"
-        and p["causal"]
-        and p["sequences"] * cfg["model"]["context"] <= unknowns
-    ):
+    need = rows_needed(d_model, d_head)
+    rows = p["sequences"] * cfg["model"]["context"]
+    if p["heads"] != "none" and p["causal"] and rows < need:
         raise ConfigError(
             f"keys {_keys('predict.sequences', 'model.context')}: the causal P_attn fits "
-            f"{unknowns} unknowns (d_model² + 2·d_model·d_head) from sequences · context = "
-            f"{p['sequences'] * cfg['model']['context']} rows; raise predict.sequences"
+            f"d_model² + 2·d_model·d_head unknowns from {d_head} values a row and needs "
+            f"{need} rows (sequences · context), got {rows}; raise predict.sequences"
         )
     if sorted(m["taus"]) != m["taus"]:
         raise ConfigError(f"key 'measure.taus': list τ in increasing order, got {m['taus']}")

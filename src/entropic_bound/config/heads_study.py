@@ -53,9 +53,7 @@ def load_heads_study(path, root=None, predict_heads: str | None = None) -> dict:
     for cell, overrides in study["cells"].items():
         for seed in study["seeds"]:
             model_id = f"{cell}_s{seed}"
-            cfg = _model_config(study, cell, overrides, seed, label)
-            if predict_heads is not None:
-                cfg["predict"]["heads"] = predict_heads
+            cfg = _model_config(study, cell, overrides, seed, label, predict_heads)
             check_protocol(cfg, registration, f"{label}: cell {cell!r}")
             models[model_id], cell_of[model_id] = cfg, cell
     return study | {
@@ -66,9 +64,14 @@ def load_heads_study(path, root=None, predict_heads: str | None = None) -> dict:
     }
 
 
-def _model_config(study: dict, cell: str, overrides: dict, seed: int, label: str) -> dict:
-    """One model's heads config: ``common`` with the cell's overrides, validated."""
+def _model_config(
+    study: dict, cell: str, overrides: dict, seed: int, label: str, predict_heads: str | None
+) -> dict:
+    """One model's heads config: ``common`` with the cell's overrides (and ``predict_heads``),
+    validated."""
     doc = merged(copy.deepcopy(study["common"]), copy.deepcopy(overrides))
+    if predict_heads is not None:
+        doc.setdefault("predict", {})["heads"] = predict_heads
     doc |= {
         "run_name": f"{study['run_name']}_{cell}_s{seed}",
         "seed": seed,

@@ -60,6 +60,13 @@ class CausalFit:
     converged: bool
 
 
+def rows_needed(d: int, dv: int) -> int:
+    """The fewest rows (B·n) that determine the fit: more equations (rows·d_v) than its
+    d² + 2·d·d_v unknowns, and more rows than the 2·d unknowns of each output column's least
+    squares (W and the prefix-mean term, given A)."""
+    return max((d * d + 2 * d * dv) // dv, 2 * d) + 1
+
+
 def prefix_apply(X: torch.Tensor, prefix: str = "moment"):
     """``(apply, mean)`` for X: [B, n, d]: ``apply(V)`` is P_i v_i for every row (V: [B, n, d]),
     ``mean`` the prefix means x̄_{≤i}: [B, n, d].
@@ -95,17 +102,18 @@ def fit_causal(
     starts: int = FIT_STARTS,
 ) -> CausalFit:
     """The causal P_attn: Â by variable projection over every row of X: [B, n, d] and
-    Y: [B, n, d_v] (see the module docstring), from ``starts`` starting points; needs B·n rows
-    > d² + 2·d·d_v."""
+    Y: [B, n, d_v] (see the module docstring), from ``starts`` starting points; needs
+    :func:`rows_needed` rows."""
     X = torch.as_tensor(X, dtype=torch.float64)
     Y = torch.as_tensor(Y, dtype=torch.float64)
     B, n, d = X.shape
     dv = Y.shape[-1]
     rows, unknowns = B * n, d * d + 2 * d * dv
-    if rows <= unknowns:
+    if rows < rows_needed(d, dv):
         raise ValueError(
             f"causal P_attn fits {unknowns} unknowns (A, the value map and the prefix-mean term) "
-            f"from B·n = {rows} rows; supply more sequences"
+            f"from B·n = {rows} rows of {dv} values; it needs at least {rows_needed(d, dv)} "
+            "rows; supply more sequences"
         )
     flat = X.reshape(rows, d)
     moment = flat.T @ flat / rows
