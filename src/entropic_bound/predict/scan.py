@@ -106,7 +106,7 @@ def _subsample(rng: np.random.Generator, B: int, m: int) -> np.ndarray | None:
 
 
 #: rows (sequences × tokens) the causal P_attn fits: its unknowns are d² + 2·d·d_v (≤ 768 at
-#: d = d_v = 16), each ALS sweep costs rows·d⁴; 4096 rows take ~0.2 s a sweep on 2 cores
+#: d = d_v = 16); an L-BFGS iteration costs about 4·rows·(n + d)·d multiply-adds
 CAUSAL_ROWS = 4096
 
 

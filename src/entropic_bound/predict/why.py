@@ -7,6 +7,10 @@ from entropic_bound.core.estimators import energy_tau
 from entropic_bound.predict.scan import DEFAULT_ESTIMATOR
 
 #: (confidence, why) of the cases whose words do not depend on the data
+#: the causal fit's residual, as a share of the signal rms, above which its rank is not exact
+#: (linear form) or not an upper bound (first-order softmax form)
+CAUSAL_RESIDUAL = 0.1
+
 _FIXED = {
     "invert": (
         "exact at zero noise",
@@ -37,7 +41,7 @@ _FIXED = {
         "upper bound",
         "under the causal mask each row i has its own map, so P_attn fits the rows "
         "y_i = x̄_{≤i}ᵀV + x_iᵀ A Q_i W (Q_i the prefix covariance, first order in β of causal "
-        "softmax attention) by alternating least squares; svd(Â) is A's spectrum to first "
+        "softmax attention) by least squares over the rows; svd(Â) is A's spectrum to first "
         "order, plus a tail from the non-linear part that decays without a flat floor, which "
         "r_E(0.99) counts once it holds more than 1 % of the energy: the rank is an upper bound, "
         "reached when the attention is first order (logits of standard deviation ≲ 2) and "
@@ -75,6 +79,16 @@ def explain(
         confidence, why = _linear(n, d, noise, estimator, causal=case == "causal_linear")
     else:
         confidence, why = _FIXED[case]
+    rel = noise.get("relative")
+    if case == "causal_softmax" and rel is not None and rel > CAUSAL_RESIDUAL:
+        confidence = "low"
+        why += (
+            f"; but the first-order form leaves {rel:.2g} of the signal rms unexplained (the "
+            "fit's residual, above the 0.1 at which even a causal linear fit is only "
+            "approximate): the non-linear part is not small, so the rank is not an upper bound "
+            "and can fall below the rank the head needs (on real heads it does: docs/method.md "
+            "§9c (e))"
+        )
     if name == "P_attn" and conditioning["dominated"] and case != "undetermined":
         confidence = "unreliable"
         why += (
@@ -105,9 +119,9 @@ def _linear(n: int, d: int, noise: dict, estimator: str, causal: bool) -> tuple[
     if causal:
         why = (
             "the data look like causal linear attention: row i is y_iᵀ = x_iᵀ A P_i V with P_i the "
-            "prefix second moment (1/n) Σ_{j≤i} x_j x_jᵀ, known from X, so the alternating least "
-            "squares of (A, V) over the rows fits it exactly and svd(Â) is A's spectrum, whatever "
-            "the value map"
+            "prefix second moment (1/n) Σ_{j≤i} x_j x_jᵀ, known from X, so the least squares of "
+            "(A, V) over the rows fits it exactly and svd(Â) is A's spectrum, whatever the value "
+            "map"
         )
     else:
         why = (
@@ -119,7 +133,7 @@ def _linear(n: int, d: int, noise: dict, estimator: str, causal: bool) -> tuple[
     left_out = 1 - tau if tau is not None else 0.01
     if causal:
         rel = noise.get("relative")
-        if rel is not None and rel > 0.1:
+        if rel is not None and rel > CAUSAL_RESIDUAL:
             return "approximate (noise)", why + (
                 f"; but the residual of the fit is {rel:.2g} of the signal rms: noise spreads the "
                 "spectrum, so read the gap and the safe rank below"
