@@ -6,11 +6,11 @@ from __future__ import annotations
 from entropic_bound.core.estimators import energy_tau
 from entropic_bound.predict.scan import DEFAULT_ESTIMATOR
 
-#: (confidence, why) of the cases whose words do not depend on the data
-#: the causal fit's residual, as a share of the signal rms, above which its rank is not exact
-#: (linear form) or not an upper bound (first-order softmax form)
+#: the causal linear fit's residual, as a share of the signal rms, above which its rank is
+#: approximate (noise)
 CAUSAL_RESIDUAL = 0.1
 
+#: (confidence, why) of the cases whose words do not depend on the data
 _FIXED = {
     "invert": (
         "exact at zero noise",
@@ -79,16 +79,6 @@ def explain(
         confidence, why = _linear(n, d, noise, estimator, causal=case == "causal_linear")
     else:
         confidence, why = _FIXED[case]
-    rel = noise.get("relative")
-    if case == "causal_softmax" and rel is not None and rel > CAUSAL_RESIDUAL:
-        confidence = "low"
-        why += (
-            f"; but the first-order form leaves {rel:.2g} of the signal rms unexplained (the "
-            "fit's residual, above the 0.1 at which even a causal linear fit is only "
-            "approximate): the non-linear part is not small, so the rank is not an upper bound "
-            "and can fall below the rank the head needs (on real heads it does: docs/method.md "
-            "§9c (e))"
-        )
     if name == "P_attn" and conditioning["dominated"] and case != "undetermined":
         confidence = "unreliable"
         why += (
