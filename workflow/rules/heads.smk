@@ -32,7 +32,9 @@ HEADS = (
 HEADS_DIR = f"results/{HEADS['run_name']}"
 STUDY_CONFIG = in_clone(config.get(STUDY_CONFIG_KEY, "config/heads_study.yaml"))
 STUDY = (
-    config_or_exit(load_heads_study, STUDY_CONFIG, EB_ROOT, config.get(PREDICT_HEADS_KEY))
+    config_or_exit(
+        load_heads_study, STUDY_CONFIG, EB_ROOT, config.get(PREDICT_HEADS_KEY)
+    )
     if study_asked(sys.argv, config)
     else {"run_name": "heads_study", "models": {}, "threads": 1}
 )
