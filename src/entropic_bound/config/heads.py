@@ -11,6 +11,7 @@ import re
 
 from entropic_bound.config.load import ConfigError, read_config, validate
 from entropic_bound.config.relations import _keys
+from entropic_bound.core.causal import rows_needed
 
 #: the pipeline config's key naming the heads config (default config/heads.yaml)
 HEADS_CONFIG_KEY = "heads_config"
@@ -91,8 +92,6 @@ def check_heads_relations(cfg: dict) -> None:
             f"the first {p['sequences']} capture windows of {m['capture_sequences']}; use "
             "predict.sequences ≤ measure.capture_sequences"
         )
-    from entropic_bound.predict.causal import rows_needed  # torch: only when a heads run may
-
     d_head = cfg["model"]["d_head"]
     need = rows_needed(d_model, d_head)
     rows = p["sequences"] * cfg["model"]["context"]

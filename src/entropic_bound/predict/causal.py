@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import torch
 
+from entropic_bound.core.causal import rows_needed
+
 #: the fit stops when the residual energy is below this share of the target energy (exact data),
 #: or when FIT_CHUNK iterations lower it by less than FIT_STALL of itself (the noise level) ...
 FIT_TOL = 1e-20
@@ -60,13 +62,6 @@ class CausalFit:
     iterations: int
     rows: int
     converged: bool
-
-
-def rows_needed(d: int, dv: int) -> int:
-    """The fewest rows (B·n) that determine the fit: more equations (rows·d_v) than its
-    d² + 2·d·d_v unknowns, and more rows than the 2·d unknowns of each output column's least
-    squares (W and the prefix-mean term, given A)."""
-    return max((d * d + 2 * d * dv) // dv, 2 * d) + 1
 
 
 def prefix_apply(X: torch.Tensor, prefix: str = "moment"):
