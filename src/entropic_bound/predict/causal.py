@@ -113,9 +113,7 @@ def fit_causal(
             "rows; supply more sequences"
         )
     flat = X.reshape(rows, d)
-    moment = flat.T @ flat / rows
-    moment = moment + 1e-12 * torch.trace(moment) / d * torch.eye(d, dtype=X.dtype)
-    L = torch.linalg.cholesky(moment)
+    L = torch.linalg.cholesky(_ridged(flat.T @ flat / rows))
     Xw = torch.linalg.solve_triangular(L, flat.T, upper=False).T.reshape(B, n, d)
     problem = _Problem(Xw, Y.reshape(rows, dv), prefix)
     gen = torch.Generator().manual_seed(0)
@@ -140,6 +138,12 @@ def fit_causal(
     )
 
 
+def _ridged(M: torch.Tensor) -> torch.Tensor:
+    """M + 1e-12·tr(M)/k·I: a Gram matrix made safely positive definite."""
+    k = M.shape[0]
+    return M + 1e-12 * torch.trace(M) / k * torch.eye(k, dtype=M.dtype)
+
+
 class _Problem:
     """The projected residual of A (whitened X: [B, n, d], y: [rows, d_v]) and its gradient."""
 
@@ -150,16 +154,18 @@ class _Problem:
         self.mm, self.my = self.mean.T @ self.mean, self.mean.T @ y  # the constant blocks
         self.target = float((y * y).sum())
 
-    def value_grad(self, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def value_grad(self, A: torch.Tensor, grad: bool = True):
         """‖y − F θ̂‖² with F = [P_i Aᵀ x_i, x̄_i] and θ̂ its least squares, and the gradient in A
-        (at θ̂ the gradient of the projected residual is the partial one: θ̂ is stationary)."""
+        (at θ̂ the gradient of the projected residual is the partial one: θ̂ is stationary), or
+        None when ``grad`` is False."""
         B, n, d = self.X.shape
         u = self.apply(self.X @ A).reshape(-1, d)
         um = u.T @ self.mean
         N = torch.cat([torch.cat([u.T @ u, um], 1), torch.cat([um.T, self.mm], 1)], 0)
-        N = N + 1e-12 * torch.trace(N) / N.shape[0] * torch.eye(N.shape[0], dtype=N.dtype)
-        theta = torch.linalg.solve(N, torch.cat([u.T @ self.y, self.my], 0))
+        theta = torch.linalg.solve(_ridged(N), torch.cat([u.T @ self.y, self.my], 0))
         r = self.y - u @ theta[:d] - self.mean @ theta[d:]
+        if not grad:
+            return (r * r).sum(), None
         # f = Σ‖r‖², u_i = P_i Aᵀ x_i: ∂f/∂u = −2 r Wᵀ, ∂f/∂(Aᵀx_i) = P_i ∂f/∂u_i, ∂f/∂A = Xᵀ ·
         gu = (-2.0 * r @ theta[:d].T).reshape(B, n, d)
         grad = self.X.reshape(-1, d).T @ self.apply(gu).reshape(-1, d)
@@ -192,8 +198,7 @@ def _lbfgs(problem: _Problem, A0: torch.Tensor, tol: float, max_iter: int):
         state = opt.state[A]
         moved = state["n_iter"] - done
         done = state["n_iter"]
-        with torch.no_grad():
-            value = float(problem.value_grad(A.detach())[0]) * scale
+        value = float(problem.value_grad(A.detach(), grad=False)[0]) * scale
         if value <= tol or prev - value <= FIT_STALL * value or moved < FIT_CHUNK:
             converged = True
             break
