@@ -200,3 +200,45 @@ def test_fabricated_theory_matches_the_tail_energy():
     s = teacher_spectrum(4)
     assert tail_energy(s, 4) == 0.0
     assert tail_energy(s, 0) == 1.0
+
+
+# --- the memo of the controls ---
+
+
+def test_table_memo_answers_as_the_function_does_and_keeps_callers_apart():
+    """Inside ``table_memo`` a second call with the same table is the first answer (a copy: a
+    caller that changes its answer changes no other's), another table of equal content is asked
+    afresh (tables are keyed by identity), and outside the block nothing is kept."""
+    from entropic_bound.analysis import memo
+
+    metrics = pd.DataFrame([_student(rank=r, R=0.5 / r) for r in (1, 2)])
+    plain = A.risk_curves(metrics)
+    calls = []
+    with memo.table_memo():
+        first = A.risk_curves(metrics)
+        pd.testing.assert_frame_equal(first, plain)
+        first["R"] = -1.0  # a caller scribbles on its answer
+        again = A.risk_curves(metrics)
+        pd.testing.assert_frame_equal(again, plain)
+        calls.append(len(memo._MEMO))
+        A.risk_curves(metrics.copy())  # equal content, another table: computed, not looked up
+        calls.append(len(memo._MEMO))
+        with memo.table_memo():  # nested: the same memo
+            pd.testing.assert_frame_equal(A.risk_curves(metrics), plain)
+        calls.append(len(memo._MEMO))
+    assert calls == [1, 2, 2] and memo._MEMO is None
+    pd.testing.assert_frame_equal(A.risk_curves(metrics), plain)
+
+
+def test_table_memo_passes_unhashable_arguments_through():
+    from entropic_bound.analysis import memo
+
+    @memo.memoised
+    def rows(df, extra):
+        return df.assign(k=len(extra))
+
+    df = pd.DataFrame({"a": [1]})
+    with memo.table_memo():
+        assert rows(df, [1, 2])["k"].tolist() == [2]
+        assert rows(df, [1, 2, 3])["k"].tolist() == [3]
+        assert memo._MEMO == {}

@@ -85,6 +85,30 @@ def test_inversion_exact_on_softmax_attention_value_known():
     assert numerical_rank(s) == 2
 
 
+def test_inversion_right_side_uses_j_squared_equals_j():
+    """operator_to_kernel's right side Σ_b X_bᵀ log(P̂_b) J J X_b is formed as log(P̂_b) (J X_b)
+    (J² = J): equal to the three-product form to rounding, and the caller's J X is the same
+    bits as the one it makes itself."""
+    from entropic_bound.predict.base import centering
+    from entropic_bound.predict.inversion import (
+        inversion_normal_matrix,
+        operator_to_kernel,
+        token_pinv_exact,
+    )
+
+    X, Y, _ = _task("L4", 2, n=4, d=6, B=256, value_map="known")
+    X, Y = torch.as_tensor(X)[None], torch.as_tensor(Y)[None]
+    chol = torch.linalg.cholesky(inversion_normal_matrix(X))
+    P = Y @ token_pinv_exact(X)
+    J = centering(4, X.dtype)
+    L = torch.log(P.clamp_min(1e-12)) @ J
+    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(1, 36, 1)
+    three = torch.cholesky_solve(rhs, chol).reshape(1, 6, 6)
+    own = operator_to_kernel(P, X, chol)
+    torch.testing.assert_close(own, three, rtol=1e-12, atol=1e-12)
+    assert torch.equal(operator_to_kernel(P, X, chol, JX=J @ X), own)
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000))
 def test_attention_native_invariant_to_token_permutation(seed):

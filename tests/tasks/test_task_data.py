@@ -294,3 +294,27 @@ def test_a_task_is_made_on_one_thread_whatever_the_callers_count(rung):
     finally:
         torch.set_num_threads(before)
     _assert_same(one, two)
+
+
+# --- the drawn inputs kept for the next rung of a stream ---
+
+
+@pytest.mark.parametrize("limit", [0, task_data.DRAWN_MAX_VALUES])
+def test_the_next_rung_of_a_stream_reads_the_kept_draws_bitwise(monkeypatch, limit):
+    """L3 made right after L2 of the same (r*, seed) reuses L2's drawn X and E (when they fit
+    ``DRAWN_MAX_VALUES``): the same bytes as L3 made in a fresh process, and as the one-draw
+    reference; with the limit at 0 nothing is kept."""
+    monkeypatch.setattr(task_data, "DRAWN_MAX_VALUES", limit)
+    monkeypatch.setattr(task_data, "_DRAWN", {})
+    monkeypatch.setattr(task_data, "_POSITIONS", {})
+    alone = make_task(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL))
+    task_data._DRAWN.clear()
+    task_data._POSITIONS.clear()
+    make_task(TaskSpec(rung="L2", r_star=2, seed=1, sigma=0.1, **SMALL))
+    assert len(task_data._DRAWN) == (1 if limit else 0)
+    after = make_task(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL))
+    _assert_same(after, alone)
+    _assert_same(after, make_task_reference(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL)))
+    # another stream replaces the kept draws: one stream at a time
+    make_task(TaskSpec(rung="L3", r_star=1, seed=1, **SMALL))
+    assert len(task_data._DRAWN) == (1 if limit else 0)

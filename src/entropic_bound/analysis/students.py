@@ -16,6 +16,7 @@ from entropic_bound.analysis.columns import (
     require_columns,
     spectra_matrix,
 )
+from entropic_bound.analysis.memo import memoised
 from entropic_bound.core.estimators import (
     DEFAULT_TAUS,
     DEFAULT_TOL,
@@ -29,7 +30,7 @@ from entropic_bound.core.rungs import mixing_kind, parse_rung
 
 def _own_class_mask(df: pd.DataFrame) -> pd.Series:
     """Rows whose student is of the task's own class (``student_class`` = rung or its family)."""
-    family = df["rung"].map(lambda r: parse_rung(r)[0])
+    family = df["rung"].map({r: parse_rung(r)[0] for r in df["rung"].unique()})
     return (~df["static_student"].astype(bool)) & (
         (df["student_class"] == df["rung"]) | (df["student_class"] == family)
     )
@@ -46,6 +47,7 @@ def _at_top_rank(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["rank"] == df.groupby("task_id")["rank"].transform("max")]
 
 
+@memoised
 def risk_curves(metrics: pd.DataFrame) -> pd.DataFrame:
     """Risk against rank: one row per (task, student class, static flag, rank).
 
@@ -98,6 +100,7 @@ def empirical_knees(curves: pd.DataFrame, epsilon) -> pd.DataFrame:
     return out[TASK_KEYS + ["r_emp", "R_at_r_star"]]
 
 
+@memoised
 def static_student_risk(curves: pd.DataFrame) -> pd.DataFrame:
     """Static-student R per task: min over L0 and L1 of their median R over seeds.
 

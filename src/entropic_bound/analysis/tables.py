@@ -12,6 +12,7 @@ from entropic_bound.analysis.columns import (
     predictions_of,
     require_columns,
 )
+from entropic_bound.analysis.memo import memoised
 from entropic_bound.analysis.students import (
     empirical_knees,
     risk_curves,
@@ -24,6 +25,7 @@ from entropic_bound.core.tables import FRONTIER_COLUMNS
 # ---------------------------------------------------------------- tables T2–T4 and the ladder
 
 
+@memoised
 def intrinsic_ranks(
     preds: pd.DataFrame,
     estimator: str,

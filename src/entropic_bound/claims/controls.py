@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from entropic_bound.analysis.memo import table_memo
 from entropic_bound.claims.planted import (
     ALL_RUNGS,
     fabricate,
@@ -195,6 +196,11 @@ def controls_table(claims: dict) -> pd.DataFrame:
     """One row per check of every registration: passes on the true world, the planted inputs
     that make it fail, and its role (check, validation, or not shown able to fail). Checks are
     matched by position within their claim (when a world gives the claim as many checks)."""
+    with table_memo():  # each world's tables are asked the same questions by many claims
+        return _controls_table(claims)
+
+
+def _controls_table(claims: dict) -> pd.DataFrame:
     truth = check_outcomes(claims)
     fails = {key: [[] for _ in checks] for key, checks in truth.items()}
     true_world = planted_world()

@@ -43,7 +43,7 @@ from entropic_bound.predict.attention import (
     attention_native_gram,
     attention_native_pinv,
 )
-from entropic_bound.predict.base import DEFAULT_CLIP
+from entropic_bound.predict.base import DEFAULT_CLIP, centering
 from entropic_bound.predict.inversion import (
     inversion_kernel,
     inversion_normal_matrix,
@@ -193,6 +193,7 @@ class _CellCases:
     chol: torch.Tensor | None = None  # P_invert's normal matrix, Cholesky: [G, d², d²]
     Xp: torch.Tensor | None = None  # token X⁺: [G, B, d, n]
     NE: torch.Tensor | None = None  # E X⁺: [G, B, n, n]
+    JX: torch.Tensor | None = None  # the centred tokens J X: [G, B, n, d]
 
 
 def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
@@ -222,6 +223,7 @@ def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
         cell.Xp = token_pinv_exact(X)
         # P̂ = (clean + σE) X⁺ = clean X⁺ + σ E X⁺: the σ-free parts once per cell
         cell.NE = E @ cell.Xp
+        cell.JX = centering(n, X.dtype) @ X
     return cell
 
 
@@ -233,7 +235,8 @@ def _invert_spectrum(cell: _CellCases, clean: torch.Tensor, clip: float) -> Call
         if not P0:
             P0.append(clean @ cell.Xp)
         P_hat = P0[0] if sigma == 0 else P0[0] + sigma * cell.NE
-        return torch.linalg.svdvals(operator_to_kernel(P_hat, cell.X, cell.chol, clip, log=True))
+        A = operator_to_kernel(P_hat, cell.X, cell.chol, clip, log=True, JX=cell.JX)
+        return torch.linalg.svdvals(A)
 
     return at
 

@@ -109,8 +109,8 @@ class _SeedBlock:
     Ys: torch.Tensor
     ZE: torch.Tensor | None = None
     G_EE: torch.Tensor | None = None
-    x: torch.Tensor | None = None
-    chol_static: torch.Tensor | None = None
+    lsq_static: torch.Tensor | None = None
+    KE_static: torch.Tensor | None = None
     chol_inv: torch.Tensor | None = None
     X_inv: torch.Tensor | None = None
 
@@ -127,9 +127,10 @@ def _seed_block(
     if linear:  # X̃⁺E and G_EE, shared by every cell of (n, seed)
         block.ZE = block.pinv @ E
         block.G_EE = attention_native_gram(block.ZE, block.ZE)
-    if B >= n * d and "P_static" in predictors:  # P_static
-        block.x = X.reshape(1, B, n * d)
-        block.chol_static = torch.linalg.cholesky(block.x.transpose(1, 2) @ block.x)
+    if B >= n * d and "P_static" in predictors:  # P_static: (xᵀx)⁻¹xᵀ once, and its noise term
+        x = X.reshape(1, B, n * d)
+        block.lsq_static = torch.cholesky_solve(x.transpose(1, 2), torch.linalg.cholesky(x.transpose(1, 2) @ x))
+        block.KE_static = block.lsq_static @ E.reshape(1, B, n * d)
     # P_invert (the X⁺ of the S noisy copies)
     if n <= d and B * n * (n - 1) >= d * d and "P_invert" in predictors:
         block.chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
@@ -189,11 +190,11 @@ def _attn_spectra(block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor) -> torch
     return attention_native_spectrum(block.pinv.expand(S, -1, -1, -1), block.Ys)
 
 
-def _static_spectra(block: _SeedBlock, cell: _Cell, clip: float) -> torch.Tensor:
+def _static_spectra(block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor, clip: float) -> torch.Tensor:
     """P_static at every σ: [S, n], least squares on the noisy copies."""
-    S, B, n, d = block.Ys.shape
-    y = block.Ys.reshape(S, B, n * d)
-    K = torch.cholesky_solve(block.x.transpose(1, 2) @ y, block.chol_static).transpose(1, 2)
+    _, B, n, d = block.X.shape
+    Kc = block.lsq_static @ cell.clean.reshape(1, B, n * d)
+    K = (Kc + sigmas * block.KE_static).transpose(1, 2)
     M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
     return log_inversion_spectrum(M_hat, clip) if cell.cls == "L4" else torch.linalg.svdvals(M_hat)
 
@@ -203,12 +204,12 @@ def _cell_spectra(
 ) -> Iterator[tuple[str, torch.Tensor]]:
     """(predictor, spectra [S, k]) of every predictor that applies to ``cell``, in table order."""
     inverted = block.chol_inv is not None and cell.cls == "L4" and cell.value_map == "known"
-    if block.G_EE is None or block.x is not None or inverted:
+    if block.G_EE is None or inverted:
         for i, s in enumerate(fcfg["sigma"]):  # Ys[i] = clean + s·E, in place
             torch.mul(block.E, s, out=block.Ys[i : i + 1]).add_(cell.clean)
     yield "P_attn", _attn_spectra(block, cell, sigmas)
-    if block.x is not None:
-        yield "P_static", _static_spectra(block, cell, clip)
+    if block.lsq_static is not None:
+        yield "P_static", _static_spectra(block, cell, sigmas, clip)
     if inverted:
         S = block.Ys.shape[0]
         X = block.X.expand(S, -1, -1, -1)

@@ -59,13 +59,18 @@ def operator_to_kernel(
     normal_chol: torch.Tensor,
     clip: float = DEFAULT_CLIP,
     log: bool = True,
+    JX: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The second half of :func:`inversion_kernel`: Â: [G, d, d] from the estimated mixing
-    operators P̂ = Y V⁻¹ X⁺: [G, B, n, n] (``log``: of a softmax, else linear)."""
+    operators P̂ = Y V⁻¹ X⁺: [G, B, n, n] (``log``: of a softmax, else linear). ``JX``: the
+    centred tokens J X when the caller reuses them across calls.
+
+    The right side Σ_b X_bᵀ L̂_b J X_b with L̂_b = log(P̂_b) J is Σ_b X_bᵀ log(P̂_b) (J X_b), as
+    J² = J: one n × n product a sequence, not three."""
     n, d = X.shape[-2:]
-    J = centering(n, X.dtype)
-    L = (torch.log(P_hat.clamp_min(clip)) if log else P_hat) @ J
-    rhs = torch.einsum("gbji,gbjk->gik", X, L @ J @ X).reshape(X.shape[0], d * d, 1)
+    JX = centering(n, X.dtype) @ X if JX is None else JX
+    L = torch.log(P_hat.clamp_min(clip)) if log else P_hat
+    rhs = torch.einsum("gbji,gbjk->gik", X, L @ JX).reshape(X.shape[0], d * d, 1)
     return torch.cholesky_solve(rhs, normal_chol).reshape(X.shape[0], d, d)
 
 

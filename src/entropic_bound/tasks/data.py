@@ -8,9 +8,10 @@ state (:data:`_POSITIONS`): the rungs that share X (tasks/make.py) find them onc
 The tasks stage records them in a file without data, with a digest per chunk, so that a reader
 draws from them directly, and draws only the chunks it reads (:func:`generate_part`,
 tasks/parts.py).
-The drawn X and E themselves are not kept for the next rung: at d = n = 64, B = 16384 they are
-1.1 GB of float64 and would save ~1.2 of the ~3-4 CPU-s a task costs to make
-(docs/notebook.md, 2026-12-04).
+The drawn X and E of the last stream are kept for the next rung when they are small
+(:data:`DRAWN_MAX_VALUES`: the paper's 25 MB, a third of a task's cost; the tasks stage makes the
+rungs of one stream one after another). At d = n = 64, B = 16384 they would be 1.1 GB of float64,
+and are drawn again (docs/notebook.md, 2026-12-04).
 
 Why chunks give the one-draw values bitwise: torch's CPU sampler turns the uniform stream into
 normals 16 values at a time, so a block drawn in pieces of a multiple of 16 values (the last at
@@ -43,6 +44,11 @@ _MAX_POSITIONS = 256
 #: (stream state at X_train's start, split sizes, n·d) -> the generator state where each
 #: split's X and E start, [(X_train, E_train), (X_test, E_test)]
 _POSITIONS: dict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+#: the most float64 values (X and E of every split) whose draws are kept for the next task of
+#: the same stream state (64 MB)
+DRAWN_MAX_VALUES = 8 << 20
+#: (key of :data:`_POSITIONS`, chunk_values) -> the chunks drawn for it: the last stream only
+_DRAWN: dict[tuple, list] = {}
 
 
 def chunk_bounds(
@@ -93,6 +99,15 @@ def input_chunks(
     what a task file records to make a part of its data again, :func:`stored_chunks`)."""
     key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
     known = _POSITIONS.get(key)
+    drawn = _DRAWN.get((key, chunk_values))
+    if drawn is not None and known:  # the previous task of this stream drew them: bitwise equal
+        yield from drawn
+        if starts is not None:
+            starts.extend(known)
+        return
+    keep = 2 * sum(sizes) * n * d <= DRAWN_MAX_VALUES
+    _DRAWN.clear()
+    record: list = []
     found: list[tuple[torch.Tensor, torch.Tensor]] = []
     gx = gen
     for split, size in enumerate(sizes):
@@ -102,8 +117,13 @@ def input_chunks(
             ge = _skipped(gx, size, n, d, chunk_values)
             found.append((gx.get_state(), ge.get_state()))
         for lo, hi in chunk_bounds(size, n * d, chunk_values):
-            yield split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d)
+            chunk = (split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d))
+            if keep:
+                record.append(chunk)
+            yield chunk
         gx = ge  # this split's E ends where the next split's X starts
+    if keep:
+        _DRAWN[(key, chunk_values)] = record
     if not known:
         if len(_POSITIONS) >= _MAX_POSITIONS:
             _POSITIONS.pop(next(iter(_POSITIONS)))
