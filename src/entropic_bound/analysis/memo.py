@@ -4,7 +4,7 @@ deriving the risk curves and the intrinsic ranks again from the world's tables).
 
 Inside ``with table_memo():`` a function decorated :func:`memoised` returns, for arguments it has
 seen, a copy of its first answer. Tables are keyed by identity (the memo holds them, so no other
-object takes their id while it is open), everything else by value; an argument that is neither
+object takes their id while it is open), everything else by type and value; an argument that is neither
 a table nor hashable bypasses the memo. Outside the block nothing is kept, so a table changed
 in place between two calls is never a stale hit there. The answers are the function's own, bitwise.
 """
@@ -37,7 +37,7 @@ def _key(value):
     if isinstance(value, (pd.DataFrame, pd.Series)):
         return ("table", id(value))
     hash(value)  # TypeError for an unhashable argument: the caller computes without the memo
-    return ("value", value)
+    return ("value", type(value), value)  # 0 and 0.0 are equal, but not the same argument
 
 
 def memoised(fn):

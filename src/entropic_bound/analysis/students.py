@@ -100,7 +100,6 @@ def empirical_knees(curves: pd.DataFrame, epsilon) -> pd.DataFrame:
     return out[TASK_KEYS + ["r_emp", "R_at_r_star"]]
 
 
-@memoised
 def static_student_risk(curves: pd.DataFrame) -> pd.DataFrame:
     """Static-student R per task: min over L0 and L1 of their median R over seeds.
 

@@ -3,12 +3,16 @@
 Cells share what they can so that the grid costs seconds: the inputs X depend on
 (n, seed), the kernel A on (r*, seed), the value map and noise on the seed, so cells that
 differ in σ, β or the value map differ in nothing else; each predictor's per-sequence
-inverse (X̃⁺, the P_static and P_invert normal matrices) is factorised once per (n, seed).
+inverse (X̃⁺, P_invert's normal matrix) and P_static's least-squares operator are made once per
+(n, seed).
 
-``p_attn_sigma: linear`` (the large configs) also shares P_attn's noise: Z_b = X̃_b⁺(Y_b + σE_b)
-= X̃_b⁺Y_b + σ X̃_b⁺E_b, so C(σ) = Σ_b Z_b Z_bᵀ = G_YY + σ(G_YE + G_YEᵀ) + σ² G_EE with G_EE once
-per (n, seed): one product per cell instead of one per σ, equal to forming every copy
-(``formed``, the paper tables) up to float64 rounding. P_static and P_invert form the copies.
+Both least-squares predictors are linear in Y = Y₀ + σE before their spectra are taken.
+P_static's map K(σ) = (xᵀx)⁻¹xᵀ(y₀ + σe) = K(Y₀) + σK(E), with K(E) once per (n, seed): one
+product per cell, not a solve per σ. ``p_attn_sigma: linear`` (the paper and large configs) also
+shares P_attn's noise: Z_b = X̃_b⁺(Y_b + σE_b) = X̃_b⁺Y_b + σ X̃_b⁺E_b, so C(σ) = Σ_b Z_b Z_bᵀ =
+G_YY + σ(G_YE + G_YEᵀ) + σ² G_EE with G_EE once per (n, seed). Both equal forming every copy
+(``formed``: P_attn on the copies) up to float64 rounding: the same integer ranks, float
+estimators within ~1e-8 relative (docs/method.md, "The frontier grid"). P_invert forms the copies.
 """
 
 from __future__ import annotations
@@ -96,8 +100,9 @@ class _SeedBlock:
     """What every cell of one (n, seed) shares: the inputs X, E: [1, B, n, d] and Haar V: [d, d]
     (:func:`frontier_inputs`), P_attn's X̃⁺: [1, B, d, n], the buffer of the S noisy copies
     ``Ys``: [S, B, n, d] (refilled per cell), and each predictor's factorisation where it
-    applies (None where not): ``ZE`` = X̃⁺E and ``G_EE`` (``p_attn_sigma: linear``); ``x``:
-    [1, B, n·d] and its normal matrix's Cholesky factor (P_static, B ≥ n·d); P_invert's normal
+    applies (None where not): ``ZE`` = X̃⁺E and ``G_EE`` (``p_attn_sigma: linear``);
+    ``lsq_static`` = (xᵀx)⁻¹xᵀ: [1, n·d, B] and ``KE_static`` = its product with E (P_static,
+    B ≥ n·d, x = X flattened per sequence); P_invert's normal
     matrix's Cholesky factor and the per-sequence X⁺ of the S copies (n ≤ d, B·n(n−1) ≥ d²)."""
 
     n: int

@@ -47,7 +47,7 @@ _POSITIONS: dict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = {}
 #: the most float64 values (X and E of every split) whose draws are kept for the next task of
 #: the same stream state (64 MB)
 DRAWN_MAX_VALUES = 8 << 20
-#: (key of :data:`_POSITIONS`, chunk_values) -> the chunks drawn for it: the last stream only
+#: (key of :data:`_POSITIONS`, n, d, chunk_values) -> the chunks drawn for it: the last stream only
 _DRAWN: dict[tuple, list] = {}
 
 
@@ -93,13 +93,14 @@ def input_chunks(
     starts: list | None = None,
 ) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
     """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
-    at the start of the first split's X (advanced by the call). The values are those of one
+    at the start of the first split's X (advanced when the call draws; a replay of kept draws,
+    or of known positions, leaves it where it was: no caller reads it after). The values are those of one
     ``randn`` per block in the order X₀, E₀, X₁, E₁, …; ``starts``, when given, receives the
     generator states where each split's X and E start, [(X₀, E₀), (X₁, E₁), …] (uint8 tensors:
     what a task file records to make a part of its data again, :func:`stored_chunks`)."""
     key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
     known = _POSITIONS.get(key)
-    drawn = _DRAWN.get((key, chunk_values))
+    drawn = _DRAWN.get((key, n, d, chunk_values))
     if drawn is not None and known:  # the previous task of this stream drew them: bitwise equal
         yield from drawn
         if starts is not None:
@@ -123,7 +124,7 @@ def input_chunks(
             yield chunk
         gx = ge  # this split's E ends where the next split's X starts
     if keep:
-        _DRAWN[(key, chunk_values)] = record
+        _DRAWN[(key, n, d, chunk_values)] = record
     if not known:
         if len(_POSITIONS) >= _MAX_POSITIONS:
             _POSITIONS.pop(next(iter(_POSITIONS)))
