@@ -314,7 +314,9 @@ def test_the_next_rung_of_a_stream_reads_the_kept_draws_bitwise(monkeypatch, lim
     assert len(task_data._DRAWN) == (1 if limit else 0)
     after = make_task(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL))
     _assert_same(after, alone)
-    _assert_same(after, make_task_reference(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL)))
+    _assert_same(
+        after, make_task_reference(TaskSpec(rung="L3", r_star=2, seed=1, sigma=0.1, **SMALL))
+    )
     # another stream replaces the kept draws: one stream at a time
     make_task(TaskSpec(rung="L3", r_star=1, seed=1, **SMALL))
     assert len(task_data._DRAWN) == (1 if limit else 0)

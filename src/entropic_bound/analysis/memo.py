@@ -49,7 +49,11 @@ def memoised(fn):
         if _MEMO is None:
             return fn(*args, **kw)
         try:
-            key = (fn.__qualname__, tuple(map(_key, args)), tuple((k, _key(v)) for k, v in kw.items()))
+            key = (
+                fn.__qualname__,
+                tuple(map(_key, args)),
+                tuple((k, _key(v)) for k, v in kw.items()),
+            )
         except TypeError:
             return fn(*args, **kw)
         if key not in _MEMO:

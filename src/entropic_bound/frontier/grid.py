@@ -134,7 +134,9 @@ def _seed_block(
         block.G_EE = attention_native_gram(block.ZE, block.ZE)
     if B >= n * d and "P_static" in predictors:  # P_static: (xᵀx)⁻¹xᵀ once, and its noise term
         x = X.reshape(1, B, n * d)
-        block.lsq_static = torch.cholesky_solve(x.transpose(1, 2), torch.linalg.cholesky(x.transpose(1, 2) @ x))
+        block.lsq_static = torch.cholesky_solve(
+            x.transpose(1, 2), torch.linalg.cholesky(x.transpose(1, 2) @ x)
+        )
         block.KE_static = block.lsq_static @ E.reshape(1, B, n * d)
     # P_invert (the X⁺ of the S noisy copies)
     if n <= d and B * n * (n - 1) >= d * d and "P_invert" in predictors:
@@ -195,8 +197,10 @@ def _attn_spectra(block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor) -> torch
     return attention_native_spectrum(block.pinv.expand(S, -1, -1, -1), block.Ys)
 
 
-def _static_spectra(block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor, clip: float) -> torch.Tensor:
-    """P_static at every σ: [S, n], least squares on the noisy copies."""
+def _static_spectra(
+    block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor, clip: float
+) -> torch.Tensor:
+    """P_static at every σ: [S, n], from K(σ) = K(Y₀) + σK(E) (the module docstring)."""
     _, B, n, d = block.X.shape
     Kc = block.lsq_static @ cell.clean.reshape(1, B, n * d)
     K = (Kc + sigmas * block.KE_static).transpose(1, 2)
