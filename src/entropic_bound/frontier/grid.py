@@ -42,7 +42,7 @@ from entropic_bound.predict.inversion import (
     inversion_spectrum,
     token_pinv_exact,
 )
-from entropic_bound.predict.static import rearranged_summary
+from entropic_bound.predict.static import StaticLeastSquares, rearranged_summary
 from entropic_bound.tasks.make import haar_orthonormal, teacher_kernel
 from entropic_bound.tasks.mixing import operator_terms
 
@@ -101,8 +101,9 @@ class _SeedBlock:
     (:func:`frontier_inputs`), P_attn's X̃⁺: [1, B, d, n], the buffer of the S noisy copies
     ``Ys``: [S, B, n, d] (refilled per cell), and each predictor's factorisation where it
     applies (None where not): ``ZE`` = X̃⁺E and ``G_EE`` (``p_attn_sigma: linear``);
-    ``lsq_static`` = (xᵀx)⁻¹xᵀ: [1, n·d, B] and ``KE_static`` = its product with E (P_static,
-    B ≥ n·d, x = X flattened per sequence); P_invert's normal
+    ``lsq_static``, P_static's least squares factorised once (:class:`StaticLeastSquares`, whose
+    factored route forms (xᵀx)⁻¹xᵀ), and ``KE_static`` = K(E): [1, n·d, n·d] (B ≥ n·d);
+    P_invert's normal
     matrix's Cholesky factor and the per-sequence X⁺ of the S copies (n ≤ d, B·n(n−1) ≥ d²)."""
 
     n: int
@@ -114,7 +115,7 @@ class _SeedBlock:
     Ys: torch.Tensor
     ZE: torch.Tensor | None = None
     G_EE: torch.Tensor | None = None
-    lsq_static: torch.Tensor | None = None
+    lsq_static: StaticLeastSquares | None = None
     KE_static: torch.Tensor | None = None
     chol_inv: torch.Tensor | None = None
     X_inv: torch.Tensor | None = None
@@ -133,11 +134,8 @@ def _seed_block(
         block.ZE = block.pinv @ E
         block.G_EE = attention_native_gram(block.ZE, block.ZE)
     if B >= n * d and "P_static" in predictors:  # P_static: (xᵀx)⁻¹xᵀ once, and its noise term
-        x = X.reshape(1, B, n * d)
-        block.lsq_static = torch.cholesky_solve(
-            x.transpose(1, 2), torch.linalg.cholesky(x.transpose(1, 2) @ x)
-        )
-        block.KE_static = block.lsq_static @ E.reshape(1, B, n * d)
+        block.lsq_static = StaticLeastSquares(X)
+        block.KE_static = block.lsq_static.operator(E, dense=False)
     # P_invert (the X⁺ of the S noisy copies)
     if n <= d and B * n * (n - 1) >= d * d and "P_invert" in predictors:
         block.chol_inv = torch.linalg.cholesky(inversion_normal_matrix(X))
@@ -201,9 +199,8 @@ def _static_spectra(
     block: _SeedBlock, cell: _Cell, sigmas: torch.Tensor, clip: float
 ) -> torch.Tensor:
     """P_static at every σ: [S, n], from K(σ) = K(Y₀) + σK(E) (the module docstring)."""
-    _, B, n, d = block.X.shape
-    Kc = block.lsq_static @ cell.clean.reshape(1, B, n * d)
-    K = (Kc + sigmas * block.KE_static).transpose(1, 2)
+    n, d = block.X.shape[-2:]
+    K = block.lsq_static.operator(cell.clean, dense=False) + sigmas * block.KE_static
     M_hat = torch.as_tensor(rearranged_summary(K, n, d)["M_hat"])
     return log_inversion_spectrum(M_hat, clip) if cell.cls == "L4" else torch.linalg.svdvals(M_hat)
 
