@@ -3,9 +3,9 @@ times (the controls: every claim of every registration on 37 planted worlds, eac
 deriving the risk curves and the intrinsic ranks again from the world's tables).
 
 Inside ``with table_memo():`` a function decorated :func:`memoised` returns, for arguments it has
-seen, a copy of its first answer. Tables are keyed by identity (the memo holds them, so no other
-object takes their id while it is open), everything else by type and value; an argument that is neither
-a table nor hashable bypasses the memo. Outside the block nothing is kept, so a table changed
+seen, a copy of its first answer. Tables are keyed by identity (the memo holds them, so no
+other object takes their id while it is open), everything else by type and value; an argument
+that is neither a table nor hashable bypasses the memo. Outside the block nothing is kept, so a table changed
 in place between two calls is never a stale hit there. The answers are the function's own, bitwise.
 """
 
@@ -42,7 +42,7 @@ def _key(value):
 
 def memoised(fn):
     """``fn(*args, **kw)`` answered from the open :func:`table_memo` when it has been asked the
-    same; its answer (a table) is copied in and out, so no caller can change another's."""
+    same; each caller gets its own copy of the answer (a table), so none can change another's."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kw):
@@ -58,7 +58,7 @@ def memoised(fn):
             return fn(*args, **kw)
         if key not in _MEMO:
             # the arguments are held with the answer: their ids stay theirs while the memo lives
-            _MEMO[key] = (args, kw, fn(*args, **kw).copy())
+            _MEMO[key] = (args, kw, fn(*args, **kw))
         return _MEMO[key][2].copy()
 
     return wrapper

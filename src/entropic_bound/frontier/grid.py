@@ -103,8 +103,8 @@ class _SeedBlock:
     applies (None where not): ``ZE`` = X̃⁺E and ``G_EE`` (``p_attn_sigma: linear``);
     ``lsq_static``, P_static's least squares factorised once (:class:`StaticLeastSquares`, whose
     factored route forms (xᵀx)⁻¹xᵀ), and ``KE_static`` = K(E): [1, n·d, n·d] (B ≥ n·d);
-    P_invert's normal
-    matrix's Cholesky factor and the per-sequence X⁺ of the S copies (n ≤ d, B·n(n−1) ≥ d²)."""
+    P_invert's normal matrix's Cholesky factor and the per-sequence X⁺ of the S copies (n ≤ d,
+    B·n(n−1) ≥ d²)."""
 
     n: int
     seed: int
