@@ -148,8 +148,16 @@ def test_rungs_with_one_kernel_size_share_inputs():
     assert not np.array_equal(wide["L0"]["X_train"], wide["L4"]["X_train"])
 
 
-def test_rungs_that_share_inputs_find_the_stream_positions_once(tmp_path, monkeypatch):
-    specs = [TaskSpec(rung=r, r_star=2, seed=5, n=4, d=4, n_train=32, n_test=16) for r in RUNGS]
+# σ > 0: X_train and X_test are drawn once more to find where E starts; σ = 0 draws no E, and
+# passes over E_train once to find where X_test starts (E_test: never)
+@pytest.mark.parametrize("sigma, passes", [(0.1, [32, 16]), (0.0, [32])])
+def test_rungs_that_share_inputs_find_the_stream_positions_once(
+    tmp_path, monkeypatch, sigma, passes
+):
+    specs = [
+        TaskSpec(rung=r, r_star=2, seed=5, n=4, d=4, n_train=32, n_test=16, sigma=sigma)
+        for r in RUNGS
+    ]
     for s in specs:
         write_npz(tmp_path / f"{s.task_id}.npz", **task_file_arrays(s, "never"))
     monkeypatch.setattr(task_data, "_POSITIONS", {})
@@ -164,7 +172,7 @@ def test_rungs_that_share_inputs_find_the_stream_positions_once(tmp_path, monkey
             tmp_path / f"{s.task_id}.npz", **{k: arrays[k] for k in arrays if k not in PART_KEYS}
         )
     again = [load_task(tmp_path / f"{s.task_id}.npz")[0] for s in specs]
-    assert skips == [32, 16]  # X_train and X_test skipped once, for the first rung only
+    assert skips == passes  # for the first rung only
     for a, b in zip(again, loaded):
         _assert_same(a, b)
         np.testing.assert_array_equal(a["X_train"], loaded[0]["X_train"])

@@ -56,8 +56,14 @@ def test_the_first_training_sequences_are_the_rows_of_the_whole_data(
     _assert_rows(part, whole, train)
 
 
-def test_a_part_draws_only_the_chunks_it_needs(tmp_path, monkeypatch):
-    spec = TaskSpec(rung="L3", r_star=2, seed=0, **SMALL)
+# per draw of X and E (E: not at σ = 0), the values drawn: a part, the whole task from its recorded
+# streams, and the whole task without them (σ > 0: X again to find E; σ = 0: E_train passed once)
+@pytest.mark.parametrize(
+    "sigma, part, whole, without",
+    [(0.1, 2 * 4 + 2 * 24, 2 * 40 + 2 * 24, 3 * 40 + 3 * 24), (0.0, 4 + 24, 40 + 24, 2 * 40 + 24)],
+)
+def test_a_part_draws_only_the_chunks_it_needs(tmp_path, monkeypatch, sigma, part, whole, without):
+    spec = TaskSpec(rung="L3", r_star=2, seed=0, sigma=sigma, **SMALL)
     path = _file(tmp_path, spec)
     drawn = []
     draw = task_data._draw
@@ -66,15 +72,15 @@ def test_a_part_draws_only_the_chunks_it_needs(tmp_path, monkeypatch):
         task_data, "_draw", lambda g, count, n, d: drawn.append(count) or draw(g, count, n, d)
     )
     load_task(path, train=3)  # chunks of 2 sequences: 2 of X and 2 of E, then the test split
-    assert sum(drawn) == 2 * 4 + 2 * 24
+    assert sum(drawn) == part
     drawn.clear()
     load_task(path)  # the whole task, from the recorded streams: each split's X and E once
-    assert sum(drawn) == 2 * 40 + 2 * 24
-    without = _file(tmp_path, spec, streams=None, chunk_sha256=None, chunk_values=None)
+    assert sum(drawn) == whole
+    no_streams = _file(tmp_path, spec, streams=None, chunk_sha256=None, chunk_values=None)
     drawn.clear()
     task_data._POSITIONS.clear()  # as in a fresh process
-    load_task(without)  # without them, X is drawn twice (once to find where its E starts)
-    assert sum(drawn) == 3 * 40 + 3 * 24
+    load_task(no_streams)  # without them, the positions are found first
+    assert sum(drawn) == without
 
 
 def test_a_file_records_its_streams_and_chunk_digests():

@@ -5,6 +5,7 @@ in this order: tasks/make.py) and Y = M(X) X V* + σ E. Making a split in chunks
 the stream at two places at once, X's chunk and E's, so a second generator starts where E does.
 It is found by drawing X once and discarding it, and the positions are remembered per stream
 state (:data:`_POSITIONS`): the rungs that share X (tasks/make.py) find them once per process.
+At σ = 0 Y does not read E: E is never drawn, and E's start is where the one pass over X ends.
 The tasks stage records them in a file without data, with a digest per chunk, so that a reader
 draws from them directly, and draws only the chunks it reads (:func:`generate_part`,
 tasks/parts.py).
@@ -91,22 +92,27 @@ def input_chunks(
     d: int,
     chunk_values: int = CHUNK_VALUES,
     starts: list | None = None,
-) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
+    noise: bool = True,
+) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor | None]]:
     """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
     at the start of the first split's X (advanced when the call draws; a replay of kept draws,
     or of known positions, leaves it where it was: no caller reads it after). The values are
     those of one ``randn`` per block in the order X₀, E₀, X₁, E₁, …; ``starts``, when given, receives the
     generator states where each split's X and E start, [(X₀, E₀), (X₁, E₁), …] (uint8 tensors:
-    what a task file records to make a part of its data again, :func:`stored_chunks`)."""
+    what a task file records to make a part of its data again, :func:`stored_chunks`).
+
+    ``noise`` False (a task at σ = 0, whose Y does not read E): E is None and is not drawn. The
+    positions are then found in one pass over each split's X (E's start is where X ends), not
+    two, and the last split's E is never drawn; X is the same either way."""
     key = (hashlib.sha256(gen.get_state().numpy().tobytes()).digest(), tuple(sizes), n * d)
     known = _POSITIONS.get(key)
-    drawn = _DRAWN.get((key, n, d, chunk_values))
+    drawn = _DRAWN.get((key, n, d, chunk_values, noise))
     if drawn is not None and known:  # the previous task of this stream drew them: bitwise equal
         yield from drawn
         if starts is not None:
             starts.extend(known)
         return
-    keep = 2 * sum(sizes) * n * d <= DRAWN_MAX_VALUES
+    keep = (1 + noise) * sum(sizes) * n * d <= DRAWN_MAX_VALUES
     _DRAWN.clear()
     record: list = []
     found: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -114,17 +120,25 @@ def input_chunks(
     for split, size in enumerate(sizes):
         if known:
             gx, ge = _at(known[split][0]), _at(known[split][1])
-        else:
+        elif noise:
             ge = _skipped(gx, size, n, d, chunk_values)
             found.append((gx.get_state(), ge.get_state()))
+        else:
+            x_start = gx.get_state()
         for lo, hi in chunk_bounds(size, n * d, chunk_values):
-            chunk = (split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d))
+            E = _draw(ge, hi - lo, n, d) if noise else None
+            chunk = (split, lo, hi, _draw(gx, hi - lo, n, d), E)
             if keep:
                 record.append(chunk)
             yield chunk
-        gx = ge  # this split's E ends where the next split's X starts
+        if noise:
+            gx = ge  # this split's E ends where the next split's X starts
+        elif not known:  # X ends where E starts; the next split's X starts after E
+            found.append((x_start, gx.get_state()))
+            if split + 1 < len(sizes):
+                gx = _skipped(gx, size, n, d, chunk_values)
     if keep:
-        _DRAWN[(key, n, d, chunk_values)] = record
+        _DRAWN[(key, n, d, chunk_values, noise)] = record
     if not known:
         if len(_POSITIONS) >= _MAX_POSITIONS:
             _POSITIONS.pop(next(iter(_POSITIONS)))
@@ -134,17 +148,25 @@ def input_chunks(
 
 
 def stored_chunks(
-    starts, sizes: tuple[int, ...], limits: tuple[int, ...], n: int, d: int, chunk_values: int
-) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor]]:
+    starts,
+    sizes: tuple[int, ...],
+    limits: tuple[int, ...],
+    n: int,
+    d: int,
+    chunk_values: int,
+    noise: bool = True,
+) -> Iterator[tuple[int, int, int, torch.Tensor, torch.Tensor | None]]:
     """(split, lo, hi, X, E) as :func:`input_chunks` yields them, from the recorded ``starts``
     (generator states, as it records them), and only the chunks of each split that begin below
-    ``limits[split]`` sequences: the first sequences of a split without drawing the rest."""
+    ``limits[split]`` sequences: the first sequences of a split without drawing the rest (E None,
+    not drawn, without ``noise``)."""
     for split, size in enumerate(sizes):
         gx, ge = _at(starts[split][0]), _at(starts[split][1])
         for lo, hi in chunk_bounds(size, n * d, chunk_values):
             if lo >= limits[split]:
                 break
-            yield split, lo, hi, _draw(gx, hi - lo, n, d), _draw(ge, hi - lo, n, d)
+            E = _draw(ge, hi - lo, n, d) if noise else None
+            yield split, lo, hi, _draw(gx, hi - lo, n, d), E
 
 
 @contextlib.contextmanager
@@ -176,6 +198,13 @@ class Made:
     starts: list = field(default_factory=list)
 
 
+def _noisy(spec) -> bool:
+    """Whether Y reads E: at σ = 0 it does not, and E is not drawn. Y + 0·E is Y bitwise (E is
+    finite; only an exact zero of Y could change the sign of its zero, which the files' digests
+    would catch), so the data are those made with E."""
+    return spec.sigma != 0
+
+
 def _made(spec, teacher, chunks, sizes, keep: bool, per_chunk: bool) -> Made:
     """Y = M(X) X V* + σE chunk by chunk over ``chunks`` ((split, lo, hi, X, E) in order), into
     float32 arrays of the splits' ``sizes`` (when ``keep``), with their digests (and those of the
@@ -194,7 +223,8 @@ def _made(spec, teacher, chunks, sizes, keep: bool, per_chunk: bool) -> Made:
         Y = apply_operator(spec.rung, X, teacher.kernel, teacher.V, beta=spec.beta, P=teacher.P)
         if split == 1:
             clean_test[lo:hi] = Y
-        for name, value in zip(names[split], (X, Y + spec.sigma * E)):
+        noisy = Y if E is None else Y + spec.sigma * E
+        for name, value in zip(names[split], (X, noisy)):
             chunk = value.float().numpy()
             digests[name].update(chunk.data)
             if per_chunk and split == 0:
@@ -220,7 +250,9 @@ def generate_data(
     ``per_chunk``). ``teacher``: tasks.make.Teacher (kernel, V, P in float64)."""
     sizes = (spec.n_train, spec.n_test)
     starts: list = []
-    chunks = input_chunks(gen, sizes, spec.n, spec.d, chunk_values, starts=starts)
+    chunks = input_chunks(
+        gen, sizes, spec.n, spec.d, chunk_values, starts=starts, noise=_noisy(spec)
+    )
     made = _made(spec, teacher, chunks, sizes, keep, per_chunk)
     made.starts = starts
     return made
@@ -237,6 +269,7 @@ def generate_part(spec, teacher, starts, train: int, chunk_values: int) -> Made:
     covered = next(
         hi for lo, hi in chunk_bounds(spec.n_train, spec.n * spec.d, chunk_values) if hi >= train
     )
-    chunks = stored_chunks(starts, sizes, (covered, spec.n_test), spec.n, spec.d, chunk_values)
+    limits = (covered, spec.n_test)
+    chunks = stored_chunks(starts, sizes, limits, spec.n, spec.d, chunk_values, _noisy(spec))
     part = train < spec.n_train
     return _made(spec, teacher, chunks, (covered, spec.n_test), keep=True, per_chunk=part)
