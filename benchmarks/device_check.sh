@@ -5,12 +5,12 @@
 #   env.txt                 GPU, driver, torch/numpy/pandas versions, CPU cores
 #   pytest.txt              the CUDA tests (tests/train/test_engine.py -k cuda: training on the GPU
 #                           agrees with the CPU)
-#   large.json, large.log   bench_gpu.py on config/large.yaml (d = n = 64): task files, then the
+#   large.json, large.log   bench_gpu.py on config/large_one_seed.yaml (d = n = 64): task files, then the
 #                           training stage on the GPU at 128 students per pass (the config's 8
 #                           is sized for CPU caches), for at most GPU_DEADLINE seconds; no CPU
 #                           jobs (the CPU's large run is the comparison: its own tables)
 #   large_gpu_metrics.csv   every GPU student's metrics, to compare the knees with a CPU run:
-#                           python benchmarks/compare_knees.py large_gpu_metrics.csv results/large
+#                           python benchmarks/compare_knees.py large_gpu_metrics.csv results/large_one_seed
 #   paper.json, paper.log   bench_gpu.py at paper scale (GPU stage, CPU ratio, knee agreement)
 #   heads.json, heads/      wherever CUDA is present (or HEADS_CONFIG is set): benchmarks/heads_check.py
 #                           on config/heads_gpu.yaml (the anchor's head size, d_head 64, GPT-2-small
@@ -33,7 +33,7 @@ py=${PYTHON:-python3}
 timeout 90 $py -m pytest -q -p no:cacheprovider tests/train/test_engine.py -k cuda >"$out/pytest.txt" 2>&1
 echo "pytest exit $?" >>"$out/pytest.txt"
 device=${DEVICE:-cuda}
-timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config "${LARGE_CONFIG:-config/large.yaml}" \
+timeout "${LARGE_TIMEOUT:-270}" $py benchmarks/bench_gpu.py --config "${LARGE_CONFIG:-config/large_one_seed.yaml}" \
   --device "$device" \
   --gpu-chunk 128 --task-threads "$(nproc)" --gpu-deadline "${GPU_DEADLINE:-180}" --cpu-budget 0 \
   --metrics-out "$out/large_gpu_metrics.csv" >"$out/large.json" 2>"$out/large.log"
