@@ -64,10 +64,10 @@ def _cfg(**best):
     }
 
 
-def _files(tmp_path, rung, r_stars=(2, 3)):
+def _files(tmp_path, rung, r_stars=(2, 3), sigma=0.0):
     paths = []
     for r in r_stars:
-        spec = TaskSpec(rung=rung, r_star=r, seed=0, n=4, d=4, n_train=128, n_test=128)
+        spec = TaskSpec(rung=rung, r_star=r, seed=0, n=4, d=4, n_train=128, n_test=128, sigma=sigma)
         path = tmp_path / f"{spec.task_id}.npz"
         np.savez(path, **make_task(spec))
         paths.append(path)

@@ -127,14 +127,56 @@ def test_moments_made_once_per_task_give_the_per_batch_moments_bits():
     assert before == after
 
 
-def test_the_routes_best_bounds_agree(tmp_path, monkeypatch):
+@pytest.mark.parametrize("sigma, rtol", [(0.1, 1e-6), (0.0, 1e-4)])
+def test_the_routes_best_bounds_agree(tmp_path, monkeypatch, sigma, rtol):
     """rung_best_bounds of a static rung by either route: the same rows to L-BFGS's tolerance
-    (its steps see risks that differ in the last bits)."""
+    (its steps see risks that differ in the last bits). At σ = 0 the product route's targets
+    are the teacher's M X V, not their float32 rounding: five L-BFGS steps, far from converged,
+    then end 2e-5 apart (relative) instead of 1e-6."""
     cfg = _cfg(routes=["teacher", "random"], ranks="all")
-    paths = _files(tmp_path, "L1")
+    paths = _files(tmp_path, "L1", sigma=sigma)
     v2 = rung_bounds(cfg, paths)
     einsum = rung_best_bounds(cfg, "L1", paths, v2)
     monkeypatch.setattr(mom, "MOMENTS_EINSUM_MAX_ND", 0)
     products = rung_best_bounds(cfg, "L1", paths, v2)
     cols = ["R_lbfgs_teacher", "R_lbfgs_random", "R_best"]
-    np.testing.assert_allclose(products[cols], einsum[cols], rtol=1e-6)
+    np.testing.assert_allclose(products[cols], einsum[cols], rtol=rtol)
+
+
+@pytest.mark.parametrize("rung", ["L0", "L1", "L2"])
+def test_a_noise_free_tasks_moments_come_from_its_teacher(rung, monkeypatch):
+    """On the product route at σ = 0, G is the sample's (bitwise), and C and mean ‖Y‖² from G and
+    the teacher are the moments of M X V (to float64 rounding), which the stored float32 Y
+    differs from by its rounding alone."""
+    monkeypatch.setattr(mom, "MOMENTS_EINSUM_MAX_ND", 0)
+    arrays, meta = _task(rung, sigma=0.0)
+    from entropic_bound.tasks.mixing import apply_operator
+
+    w = {k: torch.as_tensor(arrays[k], dtype=torch.float64) for k in ("kernel", "V", "P")}
+    X = torch.as_tensor(arrays["X_train"], dtype=torch.float64)
+    Y = apply_operator(rung, X, w["kernel"], w["V"], beta=meta["beta"], P=w["P"])
+    exact = chunked_moments(X, Y)
+    sample = chunked_moments(arrays["X_train"], arrays["Y_train"])
+    got = task_moments(arrays, meta)
+    assert torch.equal(got.G, sample.G)
+    torch.testing.assert_close(got.C, exact.C, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(got.y2, exact.y2, rtol=1e-12, atol=0)
+    torch.testing.assert_close(got.C, sample.C, rtol=1e-6, atol=1e-7)
+    # a planted wrong teacher (V transposed) is far from the sample: the check can fail
+    wrong = task_moments({**arrays, "V": arrays["V"].T.copy()}, meta)
+    assert float((wrong.C - sample.C).abs().max()) > 1e-2 * float(sample.C.abs().max())
+
+
+def test_a_noisy_task_and_the_einsum_route_keep_the_samples_moments(monkeypatch):
+    """σ > 0 (Y reads E) or no meta: the sample's own X ᵀY, bitwise; the einsum route always."""
+    noisy, meta = _task("L1", sigma=0.1)
+    clean, meta0 = _task("L1", sigma=0.0)
+    for a, m in ((clean, meta0), (noisy, meta)):
+        want = sample_moments(a["X_train"], a["Y_train"])
+        got = task_moments(a, m)
+        assert got.route == "einsum" and torch.equal(got.C, want[1])
+    monkeypatch.setattr(mom, "MOMENTS_EINSUM_MAX_ND", 0)
+    want = chunked_moments(noisy["X_train"], noisy["Y_train"])
+    for m in (meta, None):
+        got = task_moments(noisy, m)
+        assert torch.equal(got.C, want.C) and torch.equal(got.y2, want.y2)

@@ -156,7 +156,7 @@ def _loaded(path, sample: bool, static: bool, posed) -> tuple[dict, dict]:
     if not (sample and static):
         return arrays, meta
     if meta["task_id"] in posed:
-        return with_moments(arrays), meta
+        return with_moments(arrays, meta), meta
     return {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}, meta
 
 

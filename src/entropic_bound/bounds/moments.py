@@ -22,7 +22,9 @@ chunk in float64 at a time, not a float64 copy of the sample: 1 GB at d = n = 64
 the moments kept in the layout of a matrix product, C as [(a, b), (j, m)] and G as
 [(b, c), (j, l)], and each risk two products [P, n²] × [n², d²]: no [P, n², d²] intermediate.
 At n = d = 48 one evaluation with its gradient took 1.9 s by einsum and 0.05 s by products
-(one thread); the two agree to ~1e-14 relative (summation order).
+(one thread); the two agree to ~1e-14 relative (summation order). On the product route a
+noise-free task (σ = 0) reads only G from its sample; C and mean ‖Y‖² come from G and its
+teacher (:func:`teacher_moments`), a cost free of B.
 """
 
 from __future__ import annotations
@@ -66,38 +68,79 @@ def sample_moments(X, Y) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return G, C, Yf.pow(2).sum(1).mean()
 
 
-def chunked_moments(X, Y, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
-    """The product route's moments of X, Y [B, n, d] (any float dtype; read ``rows`` sequences at a
-    time, each chunk widened to float64): G as [(b, c), (j, l)], C as [(a, b), (j, m)]."""
+def _chunked_products(X, Y, rows: int):
+    """(Σ xᵀx, Σ xᵀy or None, Σ ‖y‖² or None) / B over x = vec(X_i), y = vec(Y_i) ([n·d, n·d] in
+    float64), read ``rows`` sequences at a time, each chunk widened to float64; Y None: G alone."""
     B, n, d = X.shape
     G = torch.zeros(n * d, n * d, dtype=torch.float64)
-    C = torch.zeros_like(G)
+    C = torch.zeros_like(G) if Y is not None else None
     y2 = torch.zeros((), dtype=torch.float64)
     for lo in range(0, B, rows):
         x = _as64(X[lo : lo + rows]).reshape(-1, n * d)
-        y = _as64(Y[lo : lo + rows]).reshape(-1, n * d)
         G.addmm_(x.T, x)
-        C.addmm_(x.T, y)
-        y2 += y.pow(2).sum()
-    G = G.div_(B).view(n, d, n, d).permute(0, 2, 1, 3).reshape(n * n, d * d)
-    C = C.div_(B).view(n, d, n, d).permute(2, 0, 1, 3).reshape(n * n, d * d)
-    return SampleMoments(G, C, y2 / B, "products")
+        if Y is not None:
+            y = _as64(Y[lo : lo + rows]).reshape(-1, n * d)
+            C.addmm_(x.T, y)
+            y2 += y.pow(2).sum()
+    if Y is None:
+        return G.div_(B), None, None
+    return G.div_(B), C.div_(B), y2 / B
 
 
-def task_moments(arrays: dict) -> SampleMoments:
-    """The moments of a task's whole training split (``X_train``, ``Y_train``), by its route."""
+def _product_layout(G, C, y2, n: int, d: int) -> SampleMoments:
+    """The product route's SampleMoments of G, C [n·d, n·d] as (b, j) × (c, l) and (b, j) × (a, m):
+    G as [(b, c), (j, l)], C as [(a, b), (j, m)]."""
+    G = G.view(n, d, n, d).permute(0, 2, 1, 3).reshape(n * n, d * d)
+    C = C.view(n, d, n, d).permute(2, 0, 1, 3).reshape(n * n, d * d)
+    return SampleMoments(G, C, y2, "products")
+
+
+def chunked_moments(X, Y, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
+    """The product route's moments of X, Y [B, n, d] (any float dtype; read ``rows`` sequences at a
+    time, each chunk widened to float64): G as [(b, c), (j, l)], C as [(a, b), (j, m)]."""
+    n, d = X.shape[1:]
+    return _product_layout(*_chunked_products(X, Y, rows), n, d)
+
+
+def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
+    """The product route's moments of a noise-free static task, Y_i = M X_i V, from X alone: G as
+    :func:`chunked_moments` makes it, and from G and the teacher (M [n, n], V [d, d])
+
+        C[b, j, a, m] = Σ_c M[a, c] (Σ_l G[b, j, c, l] V[l, m]),
+        mean ‖Y_i‖² = Σ M[a, b] V[j, m] C[b, j, a, m],
+
+    2·n²d²(n + d) multiply-adds in place of the B·n²d² of the sample's X ᵀY. These are the
+    moments of the targets before their float32 rounding (the sample's Y differs from M X V by
+    that rounding alone): the training objective to float32 precision (docs/method.md §5b)."""
+    n, d = X.shape[1:]
+    G, _, _ = _chunked_products(X, None, rows)
+    M, V = _as64(M), _as64(V)
+    C = M @ (G.view(n, d, n, d) @ V)  # [b, j, a, m]
+    y2 = (M.T[:, None, :, None] * V[None, :, None, :] * C).sum()
+    return _product_layout(G, C.reshape(n * d, n * d), y2, n, d)
+
+
+def task_moments(arrays: dict, meta: dict | None = None) -> SampleMoments:
+    """The moments of a task's whole training split (``X_train``, ``Y_train``), by its route; on
+    the product route, a task at σ = 0 whose ``meta`` is given (its rung, β, σ) has C and mean
+    ‖Y‖² from its teacher (:func:`teacher_moments`: ``kernel``, ``V``, ``P`` of ``arrays``)."""
     X, Y = arrays["X_train"], arrays["Y_train"]
     if moments_route(X.shape[1], X.shape[2]) == "einsum":
         return SampleMoments(*sample_moments(X, Y), "einsum")
+    if meta is not None and float(meta["sigma"]) == 0.0:
+        n, d = X.shape[1:]
+        kernel, P = (_as64(arrays[k]) if k in arrays else None for k in ("kernel", "P"))
+        M = static_mixing(meta["class"], kernel, n=n, d=d, beta=float(meta["beta"]), P=P)
+        return teacher_moments(X, M, arrays["V"])
     return chunked_moments(X, Y)
 
 
-def with_moments(arrays: dict) -> dict:
-    """A task's arrays with its training split replaced by its moments (``moments``): what the
-    moment batch reads, without the sample (a best-bounds job then holds one task's data at a
-    time, not a rung's)."""
+def with_moments(arrays: dict, meta: dict | None = None) -> dict:
+    """A task's arrays with its training split replaced by its moments (``moments``,
+    :func:`task_moments`): what the moment batch reads, without the sample (a best-bounds job
+    then holds one task's data at a time, not a rung's)."""
     out = {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}
-    out["moments"] = task_moments(arrays)
+    out["moments"] = task_moments(arrays, meta)
     return out
 
 
