@@ -109,9 +109,9 @@ def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
         C[b, j, a, m] = Σ_c M[a, c] (Σ_l G[b, j, c, l] V[l, m]),
         mean ‖Y_i‖² = Σ M[a, b] V[j, m] C[b, j, a, m],
 
-    2·n²d²(n + d) multiply-adds in place of the B·n²d² of the sample's X ᵀY. These are the
-    moments of the targets before their float32 rounding (the sample's Y differs from M X V by
-    that rounding alone): the training objective to float32 precision (docs/method.md §5b)."""
+    2·n²d²(n + d) multiply-adds in place of the B·n²d² of the sample's X ᵀY. M and V are the
+    task file's teacher (float32, widened), so these are the moments of the sample's targets to
+    float32 precision, as the stored Y is (docs/method.md §5b)."""
     n, d = X.shape[1:]
     G, _, _ = _chunked_products(X, None, rows)
     M, V = _as64(M), _as64(V)
