@@ -31,8 +31,8 @@ from entropic_bound.tasks.grid import TaskSpec
 from entropic_bound.tasks.make import make_task
 
 
-def _task(rung="L1", r_star=3, n=6, d=5, n_train=300, sigma=0.1):
-    spec = TaskSpec(rung, r_star, 0, n=n, d=d, n_train=n_train, n_test=32, sigma=sigma)
+def _task(rung="L1", r_star=3, n=6, d=5, n_train=300, sigma=0.1, beta=1.0):
+    spec = TaskSpec(rung, r_star, 0, n=n, d=d, n_train=n_train, n_test=32, sigma=sigma, beta=beta)
     a = make_task(spec)
     return a, json.loads(str(a.pop("meta")))
 
@@ -143,13 +143,13 @@ def test_the_routes_best_bounds_agree(tmp_path, monkeypatch, sigma, rtol):
     np.testing.assert_allclose(products[cols], einsum[cols], rtol=rtol)
 
 
-@pytest.mark.parametrize("rung", ["L0", "L1", "L2"])
-def test_a_noise_free_tasks_moments_come_from_its_teacher(rung, monkeypatch):
+@pytest.mark.parametrize("rung, beta", [("L0", 1.0), ("L1", 1.0), ("L2", 1.0), ("L2", 2.5)])
+def test_a_noise_free_tasks_moments_come_from_its_teacher(rung, beta, monkeypatch):
     """On the product route at σ = 0, G is the sample's (bitwise), and C and mean ‖Y‖² from G and
     the teacher are the moments of M X V (to float64 rounding), which the stored float32 Y
     differs from by its rounding alone."""
     monkeypatch.setattr(mom, "MOMENTS_EINSUM_MAX_ND", 0)
-    arrays, meta = _task(rung, sigma=0.0)
+    arrays, meta = _task(rung, sigma=0.0, beta=beta)
     from entropic_bound.tasks.mixing import apply_operator
 
     w = {k: torch.as_tensor(arrays[k], dtype=torch.float64) for k in ("kernel", "V", "P")}
@@ -180,3 +180,18 @@ def test_a_noisy_task_and_the_einsum_route_keep_the_samples_moments(monkeypatch)
     for m in (meta, None):
         got = task_moments(noisy, m)
         assert torch.equal(got.C, want.C) and torch.equal(got.y2, want.y2)
+
+
+def test_a_static_best_bounds_job_reads_its_teachers_moments(tmp_path, monkeypatch):
+    """_loaded hands the task's meta on: at σ = 0 on the product route the job's moments are the
+    teacher's (the route is taken), with σ > 0 the sample's."""
+    monkeypatch.setattr(mom, "MOMENTS_EINSUM_MAX_ND", 0)
+    calls = []
+    real = mom.teacher_moments
+    monkeypatch.setattr(mom, "teacher_moments", lambda *a: calls.append(1) or real(*a))
+    for sigma, want in ((0.0, [1]), (0.1, [])):
+        calls.clear()
+        (tmp_path / str(sigma)).mkdir()
+        path = _files(tmp_path / str(sigma), "L1", (2,), sigma=sigma)[0]
+        posed, _ = _loaded(path, True, True, {"L1_r2_s0"})
+        assert posed["moments"].route == "products" and calls == want

@@ -328,3 +328,20 @@ def test_the_next_rung_of_a_stream_reads_the_kept_draws_bitwise(monkeypatch, lim
     # another stream replaces the kept draws: one stream at a time
     make_task(TaskSpec(rung="L3", r_star=1, seed=1, **SMALL))
     assert len(task_data._DRAWN) == (1 if limit else 0)
+
+
+def test_tasks_at_sigma_0_and_above_record_the_same_stream_positions():
+    """A task at σ = 0 draws no E, yet records where each split's X and E start as a noisy task
+    of the same stream does, and draws the same X, in either order of the two in one process."""
+    quiet = TaskSpec(rung="L3", r_star=2, seed=3, sigma=0.0, **SMALL)
+    noisy = TaskSpec(rung="L3", r_star=2, seed=3, sigma=0.1, **SMALL)
+    for first, second in ((quiet, noisy), (noisy, quiet)):
+        task_data._POSITIONS.clear()
+        task_data._DRAWN.clear()
+        streams = [task_file_arrays(s, "never")["streams"] for s in (first, second)]
+        np.testing.assert_array_equal(*streams)
+        a = task_file_arrays(first, "always")
+        b = task_file_arrays(second, "always")
+        np.testing.assert_array_equal(a["X_train"], b["X_train"])
+        np.testing.assert_array_equal(a["X_test"], b["X_test"])
+        assert not np.array_equal(a["Y_train"], b["Y_train"])  # the noise is there

@@ -48,7 +48,8 @@ _POSITIONS: dict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = {}
 #: the most float64 values (X and E of every split) whose draws are kept for the next task of
 #: the same stream state (64 MB)
 DRAWN_MAX_VALUES = 8 << 20
-#: (key of :data:`_POSITIONS`, n, d, chunk_values) -> the chunks drawn for it: the last stream only
+#: (key of :data:`_POSITIONS`, n, d, chunk_values, noise) -> the chunks drawn for it (E None
+#: without noise): the last stream only
 _DRAWN: dict[tuple, list] = {}
 
 
