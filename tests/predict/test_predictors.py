@@ -146,3 +146,44 @@ def test_bad_input_messages():
         predict_inversion(np.ones((50, 4, 2)), np.ones((50, 4, 2)))
     with pytest.raises(ValueError, match="equations"):
         predict_inversion(np.ones((1, 2, 4)), np.ones((1, 2, 4)))
+
+
+def _conditioned(n, d, smallest, seed=0):
+    """An n × d matrix with singular values 1, …, 1, ``smallest`` (orthogonal factors seeded),
+    and its pseudo-inverse as built (for ``smallest`` > 0)."""
+    g = torch.Generator().manual_seed(seed)
+    U, _ = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64))
+    W, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    k = min(n, d)
+    s = torch.ones(k, dtype=torch.float64)
+    s[-1] = smallest
+    inv = W[:, :k] @ torch.diag(1 / s) @ U[:, :k].T if smallest > 0 else None
+    return U[:, :k] @ torch.diag(s) @ W[:, :k].T, inv
+
+
+@pytest.mark.parametrize("n, d", [(8, 8), (5, 8)])
+def test_a_near_singular_sequence_is_inverted_by_its_svd(n, d):
+    """X̃ invertible but with condition 1e11: its Gram matrix (1e22) defeats Cholesky, which the
+    old code reported as a singular sequence. Its X̃⁺ now comes from the SVD (to X̃'s own
+    precision: relative error ~ condition × eps = 1e-6), and the other sequences' X̃⁺ are
+    bitwise those of the same batch with a well-conditioned sequence in its place."""
+    from entropic_bound.predict.attention import attention_native_pinv
+
+    g = torch.Generator().manual_seed(1)
+    seqs = torch.randn(1, 7, n, d, generator=g, dtype=torch.float64)
+    bad, exact = _conditioned(n, d, 1e-10, seed=2)
+    assert int(torch.linalg.cholesky_ex(bad.T @ bad if n >= d else bad @ bad.T)[1]) != 0
+    X = seqs.clone()
+    X[0, 3] = bad
+    pinv = attention_native_pinv(X)
+    others = [0, 1, 2, 4, 5, 6]
+    assert torch.equal(pinv[:, others], attention_native_pinv(seqs)[:, others])
+    err = torch.linalg.matrix_norm(pinv[0, 3] - exact) / torch.linalg.matrix_norm(exact)
+    assert float(err) < 1e-3
+    # a planted rank-deficient sequence is still refused, naming its flat index in the batch
+    from entropic_bound.predict.attention import SingularTokens
+
+    X[0, 5] = 1.0  # every token the same: rank one
+    with pytest.raises(SingularTokens) as exc:
+        attention_native_pinv(X)
+    assert exc.value.index == 5

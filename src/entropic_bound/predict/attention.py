@@ -28,17 +28,40 @@ class SingularTokens(RuntimeError):
 
 
 def _pinv_tokens(Xt: torch.Tensor) -> torch.Tensor:
-    """X̃⁺: [..., d, n] for X̃: [..., n, d] of full rank, by the normal equations."""
+    """X̃⁺: [..., d, n] for X̃: [..., n, d] of full rank, by the normal equations; a sequence whose
+    Gram matrix Cholesky cannot factor gets its X̃⁺ by the SVD (:func:`_svd_pinv_where`)."""
     n, d = Xt.shape[-2:]
     # Cholesky of the (SPD) Gram matrix: batched LU solves are ~30x slower on CPU
     gram = Xt.transpose(-1, -2) @ Xt if n >= d else Xt @ Xt.transpose(-1, -2)
     chol, info = torch.linalg.cholesky_ex(gram)
-    bad = torch.nonzero(info.flatten()).flatten()
-    if len(bad):
-        raise SingularTokens(int(bad[0]))
     if n >= d:
-        return torch.cholesky_solve(Xt.transpose(-1, -2), chol)
-    return torch.cholesky_solve(Xt, chol).transpose(-1, -2)
+        pinv = torch.cholesky_solve(Xt.transpose(-1, -2), chol)
+    else:
+        pinv = torch.cholesky_solve(Xt, chol).transpose(-1, -2)
+    if bool((info != 0).any()):
+        pinv = _svd_pinv_where(Xt, pinv, info != 0)
+    return pinv
+
+
+def _svd_pinv_where(Xt: torch.Tensor, pinv: torch.Tensor, failed: torch.Tensor) -> torch.Tensor:
+    """``pinv`` with the rows where ``failed`` replaced by X̃⁺ from the SVD of X̃.
+
+    The Gram matrix squares X̃'s condition number, so Cholesky fails once X̃'s passes ~1e8,
+    well before X̃ is singular in float64: a square Gaussian X̃ (n = d) has a smallest singular
+    value with density near zero, and among the 16 384 sequences of d = n = 64 tasks such a one
+    turns up (docs/notebook.md, 2026-12-07). The SVD inverts it at X̃'s own condition number. A
+    sequence is singular (:class:`SingularTokens`, its flat index) only where X̃'s smallest
+    singular value is ≤ max(n, d)·eps·its largest (numpy's ``matrix_rank`` tolerance). The other
+    sequences keep their Cholesky X̃⁺, bit for bit."""
+    n, d = Xt.shape[-2:]
+    rows = torch.nonzero(failed.flatten()).flatten()
+    U, S, Vh = torch.linalg.svd(Xt.reshape(-1, n, d)[rows], full_matrices=False)
+    singular = (S[:, -1] <= S[:, 0] * max(n, d) * torch.finfo(S.dtype).eps).nonzero().flatten()
+    if len(singular):
+        raise SingularTokens(int(rows[singular[0]]))
+    out = pinv.reshape(-1, d, n).clone()
+    out[rows] = (Vh.transpose(-1, -2) / S[:, None, :]) @ U.transpose(-1, -2)
+    return out.reshape(pinv.shape)
 
 
 #: up to this n, X̃ = J X is formed as a product by the n × n matrix J (how the paper's tables,
