@@ -187,3 +187,16 @@ def test_a_near_singular_sequence_is_inverted_by_its_svd(n, d):
     with pytest.raises(SingularTokens) as exc:
         attention_native_pinv(X)
     assert exc.value.index == 5
+    # a sequence holding NaN or inf fails Cholesky and is refused, never handed to the SVD
+    X[0, 5] = seqs[0, 5]
+    for value in (float("nan"), float("inf")):
+        X[0, 6] = seqs[0, 6]
+        X[0, 6, 0, 0] = value
+        with pytest.raises(SingularTokens) as exc:
+            attention_native_pinv(X)
+        assert exc.value.index == 6
+    # and so is one whose Gram matrix underflows float64 (values of 1e-162: squares of 1e-324)
+    X[0, 6] = seqs[0, 6] * 1e-162
+    with pytest.raises(SingularTokens) as exc:
+        attention_native_pinv(X)
+    assert exc.value.index == 6

@@ -52,13 +52,19 @@ def _svd_pinv_where(Xt: torch.Tensor, pinv: torch.Tensor, failed: torch.Tensor) 
     turns up (docs/notebook.md, 2026-12-07). The SVD inverts it at X̃'s own condition number. A
     sequence is singular (:class:`SingularTokens`, its flat index) only where X̃'s smallest
     singular value is ≤ max(n, d)·eps·its largest (numpy's ``matrix_rank`` tolerance). The other
-    sequences keep their Cholesky X̃⁺, bit for bit."""
+    sequences keep their Cholesky X̃⁺, bit for bit. A sequence holding NaN or inf, or whose Gram
+    matrix under- or overflows float64, is refused as singular, as before."""
     n, d = Xt.shape[-2:]
     rows = torch.nonzero(failed.flatten()).flatten()
-    U, S, Vh = torch.linalg.svd(Xt.reshape(-1, n, d)[rows], full_matrices=False)
-    singular = (S[:, -1] <= S[:, 0] * max(n, d) * torch.finfo(S.dtype).eps).nonzero().flatten()
-    if len(singular):
-        raise SingularTokens(int(rows[singular[0]]))
+    sub = Xt.reshape(-1, n, d)[rows]
+    refused = ~torch.isfinite(sub).all(-1).all(-1)  # no SVD of NaN or inf: refused as before
+    U, S, Vh = torch.linalg.svd(torch.where(refused[:, None, None], 0.0, sub), full_matrices=False)
+    info = torch.finfo(S.dtype)
+    refused |= S[:, -1] <= S[:, 0] * max(n, d) * info.eps
+    # a Gram matrix that under- or overflows (what the callers' diagnostics invert): as before
+    refused |= (S[:, -1] ** 2 < info.tiny) | ~torch.isfinite(S[:, 0] ** 2)
+    if bool(refused.any()):
+        raise SingularTokens(int(rows[refused.nonzero()[0, 0]]))
     out = pinv.reshape(-1, d, n).clone()
     out[rows] = (Vh.transpose(-1, -2) / S[:, None, :]) @ U.transpose(-1, -2)
     return out.reshape(pinv.shape)
