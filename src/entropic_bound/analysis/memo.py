@@ -5,8 +5,9 @@ deriving the risk curves and the intrinsic ranks again from the world's tables).
 Inside ``with table_memo():`` a function decorated :func:`memoised` returns, for arguments it has
 seen, a copy of its first answer. Tables are keyed by identity (the memo holds them, so no
 other object takes their id while it is open), everything else by type and value; an argument
-that is neither a table nor hashable bypasses the memo. Outside the block nothing is kept, so a table changed
-in place between two calls is never a stale hit there. The answers are the function's own, bitwise.
+that is neither a table nor hashable bypasses the memo. Outside the block nothing is kept, so a
+table changed in place between two calls is never a stale hit there. The answers are the
+function's own, bitwise.
 """
 
 from __future__ import annotations

@@ -98,9 +98,10 @@ def input_chunks(
     """(split, lo, hi, X, E) of every split in turn, X and E: [hi − lo, n, d] float64, for ``gen``
     at the start of the first split's X (advanced when the call draws; a replay of kept draws,
     or of known positions, leaves it where it was: no caller reads it after). The values are
-    those of one ``randn`` per block in the order X₀, E₀, X₁, E₁, …; ``starts``, when given, receives the
-    generator states where each split's X and E start, [(X₀, E₀), (X₁, E₁), …] (uint8 tensors:
-    what a task file records to make a part of its data again, :func:`stored_chunks`).
+    those of one ``randn`` per block in the order X₀, E₀, X₁, E₁, …; ``starts``, when given,
+    receives the generator states where each split's X and E start, [(X₀, E₀), (X₁, E₁), …]
+    (uint8 tensors: what a task file records to make a part of its data again,
+    :func:`stored_chunks`).
 
     ``noise`` False (a task at σ = 0, whose Y does not read E): E is None and is not drawn. The
     positions are then found in one pass over each split's X (E's start is where X ends), not
