@@ -242,3 +242,17 @@ def test_table_memo_passes_unhashable_arguments_through():
         assert rows(df, [1, 2])["k"].tolist() == [2]
         assert rows(df, [1, 2, 3])["k"].tolist() == [3]
         assert memo._MEMO == {}
+
+
+def test_t2_reads_the_tasks_own_noise(tables):
+    """A run whose tasks carry noise σ has no σ = 0 predictions: T2 and the ladder are read at
+    the tasks' σ (an empty T2 once left the ladder without columns and the figures failed)."""
+    p = tables["data_only_predictions"]
+    clean = p["sigma"] == 0
+    noisy = p.assign(sigma=np.where(clean, 0.02, p["sigma"]))
+    out = A.run_analyses(noisy, None, None, "energy_0.99", 1e-3, sigma=0.02)
+    assert len(out["T2_intrinsic_ranks"]) == 36
+    assert (out["T2_intrinsic_ranks"]["sigma"] == 0.02).all()
+    empty = A.run_analyses(noisy, None, None, "energy_0.99", 1e-3)  # σ = 0: no such tasks
+    assert empty["T2_intrinsic_ranks"].empty and empty["ladder"].empty
+    assert "P_static_exact_rate" in empty["ladder"].columns  # written with its header

@@ -231,3 +231,35 @@ def test_protocol_not_run_is_missing_input(claims):
     run["train"]["classes"]["default"]["restarts"] = 0
     row = CLAIMS_V3["C2"](world, claims, run)
     assert row["verdict"] == MISSING and "protocol" in row["measured"]
+
+
+def _noisy_run_world(sigma: float = 0.02):
+    """The planted true world as a run whose tasks carry noise σ: its 'clean' predictions sit
+    at σ (a noisy run makes no σ = 0 tasks), its run config says so."""
+    world, run = planted_world(), planted_run()
+    p = world["data_only_predictions"]
+    world["data_only_predictions"] = p.assign(sigma=np.where(p["sigma"] == 0, sigma, p["sigma"]))
+    run["task"]["sigma"] = sigma
+    return world, run
+
+
+@pytest.mark.parametrize("registration", ["v2", "v3"])
+def test_a_noisy_run_leaves_the_sigma_zero_tests_missing_not_failed(claims, registration):
+    """C4's clean test, C5's P_static test and C6 read P_static on the noise-free tasks; a run
+    whose tasks have σ > 0 has none. Before the guard, v3 said C4 'not reproduced' (every task
+    'missing', counted against) and C6's trends failed on an empty T2: a confident wrong answer
+    about tasks the run never made."""
+    from entropic_bound.claims.registry import REGISTRY
+
+    world, run = _noisy_run_world()
+    for cid in ("C4", "C5", "C6"):
+        checks = REGISTRY[registration][cid].evaluate(world, claims, run)
+        guarded = [c for c in checks if "task.sigma = 0.02" in c.measured]
+        assert guarded and all(c.passed is None for c in guarded), (cid, checks)
+        assert REGISTRY[registration][cid](world, claims, run)["verdict"] != NOT_REPRODUCED
+    # the same tables as a noise-free run: the guard is silent and the tests decide
+    world, run = planted_world(), planted_run()
+    for cid in ("C4", "C5", "C6"):
+        checks = REGISTRY[registration][cid].evaluate(world, claims, run)
+        assert not any("task.sigma" in c.measured for c in checks)
+    assert CLAIMS_V3["C4"](world, claims, run)["verdict"] == REPRODUCED

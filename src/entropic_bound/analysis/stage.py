@@ -18,13 +18,16 @@ def run_analyses(
     epsilon: float,
     taus=DEFAULT_TAUS,
     tol: float = DEFAULT_TOL,
+    sigma: float = 0.0,
 ) -> dict[str, pd.DataFrame]:
     """Every cached analysis table the figures read, keyed by file stem.
 
     risk_curves, rank_dynamics, learned_ranks, ladder, T2_intrinsic_ranks, T3_estimators.
-    Without training tables (``metrics`` None) the training-side tables are empty.
+    Without training tables (``metrics`` None) the training-side tables are empty. T2 and the
+    ladder read the predictions at ``sigma``: the tasks' own noise (``task.sigma``; 0 for every
+    paper config), not the noisy copies.
     """
-    t2 = intrinsic_ranks(preds, estimator, metrics, epsilon)
+    t2 = intrinsic_ranks(preds, estimator, metrics, epsilon, sigma=sigma)
     if metrics is not None:
         curves = risk_curves(metrics)
         learned = learned_ranks(metrics, taus=taus, tol=tol)

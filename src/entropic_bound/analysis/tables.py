@@ -92,6 +92,17 @@ def ladder_summary(t2: pd.DataFrame) -> pd.DataFrame:
     Columns: rung, lambda, n_tasks, P_static_exact_rate, P_static_abs_error,
     static_fit_share, static_student_R, r_emp_exact_rate, P_attn_exact_rate.
     """
+    columns = [
+        "rung",
+        "lambda",
+        "n_tasks",
+        "P_static_exact_rate",
+        "P_static_abs_error",
+        "static_fit_share",
+        "static_student_R",
+        "r_emp_exact_rate",
+        "P_attn_exact_rate",
+    ]
     rows = []
     for rung in sort_rungs(t2["rung"]):
         g = t2[t2["rung"] == rung]
@@ -113,7 +124,7 @@ def ladder_summary(t2: pd.DataFrame) -> pd.DataFrame:
                 "P_attn_exact_rate": at["exact_rate"],
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)  # no tasks: the columns all the same
 
 
 def estimator_table(

@@ -88,6 +88,10 @@ def claim_c4_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
         (0.0, c["min_exact_rate_clean"]),
         (c["noisy_sigma"], c["min_exact_rate_noisy"]),
     ):
+        noisy_run = theory.noisy_tasks(run) if sigma == 0 else None
+        if noisy_run is not None:
+            checks.append(noisy_run)
+            continue
         p = predictions_of(tables["data_only_predictions"], est, "P_static", sigma)
         p = p[p["class"] == "L0"]
         check = theory.counted(
@@ -141,7 +145,8 @@ def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     clean = checks_v3.predicted_exact(preds, est, "P_static", 0.0, tasks)
     n = len(clean)
     checks = [
-        theory_v3.universal_check(
+        theory.noisy_tasks(run, names[0])
+        or theory_v3.universal_check(
             names[0],
             clean,
             "σ = 0: P_static = r*",

@@ -53,6 +53,22 @@ def refusal_on_task_grid(estimator: str, run: dict | None, v2: dict) -> Check | 
     )
 
 
+def noisy_tasks(run: dict | None, name: str | None = None) -> Check | None:
+    """None when the run's tasks are noise-free (``task.sigma`` = 0, or no run config to judge
+    by); else the missing-input check, named ``name``, of a test that reads P_static on the
+    noise-free tasks (σ = 0): a run whose tasks carry noise never makes them, and its absence is
+    not evidence against the claim (docs/method.md §5c, "Tests at σ = 0 on a noisy run")."""
+    sigma = float(run["task"].get("sigma", 0.0)) if run is not None else 0.0
+    if sigma == 0:
+        return None
+    return Check(
+        None,
+        f"the test reads the noise-free tasks (σ = 0); this run's tasks have task.sigma = "
+        f"{fmt(sigma)}, so there are none (missing input)",
+        name=name,
+    )
+
+
 def with_bounds(curves: pd.DataFrame, bounds: pd.DataFrame, rounding: float) -> pd.DataFrame:
     """Own-class median-R rows of the trained ranks that have a class bound, with ``bound``
     (R*_c(r) as the bounds stage found it) and ``beaten``: the student's R is below it by more
