@@ -120,6 +120,9 @@ def test_rate_check_denominator_and_nan():
     # an "at most" rate: the NaN counts as a hit, against the claim
     low = pd.Series([False] * 8 + [True, np.nan], dtype="object")
     assert theory_v3.rate_check("x", low, 0.1, V3, "w", "q", at_most=True).passed is False
+    # no registered unit at all (a config without the rung): missing input, not "insufficient"
+    none = theory_v3.rate_check("x", pd.Series([], dtype=bool), 0.9, V3, "w", "q")
+    assert none.passed is None and none.status is None and "no registered tasks" in none.measured
 
 
 def test_tail_by_hand():

@@ -93,10 +93,13 @@ def rate_check(
 ) -> Check:
     """A rate over independent units (one outcome per unit; NaN against the claim): the share
     ≥ ``need`` (≤ when ``at_most``); its Clopper–Pearson interval is stated; fewer than
-    ``min_tasks`` units decide nothing. ``missing``: how many units had no row or a NaN;
-    ``unit``: what a unit is called in the text."""
+    ``min_tasks`` units decide nothing; no unit at all is missing input (as for
+    :func:`universal_check`: the run registers none, and more seeds would not give one).
+    ``missing``: how many units had no row or a NaN; ``unit``: what a unit is called."""
     ok = adverse(outcome, at_most)
     n, hits = len(ok), int(ok.sum())
+    if n == 0:
+        return Check(None, f"{what}: no registered {unit}", name=name)
     share = hits / n if n else float("nan")
     lo, hi = clopper_pearson(hits, n, v3["confidence"])
     text = f"{what}: {hits}/{n} {unit}"
