@@ -162,6 +162,17 @@ def test_static_task_trusts_p_static(capsys, tmp_path):
         assert res["static_fit_share"] == pytest.approx(float(share), abs=1e-6)  # all 300 used
 
 
+def test_targets_without_a_mixed_part_say_so(capsys, tmp_path):
+    """Y = 0: rank 0, and the conditioning line says n/a (it named sequence -1 of 0 %)."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "zero.npz"
+    np.savez(path, X=rng.standard_normal((64, 8, 4)), Y=np.zeros((64, 8, 4)))
+    assert main(["predict", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Recommended minimum QK rank: 0" in out
+    assert "conditioning: n/a (P_attn's energy is zero" in out and "(-1)" not in out
+
+
 def test_softmax_value_known_uses_p_invert(capsys, tmp_path):
     path, _ = task_file(tmp_path, rung="L4", r_star=2, n=6, d=8, n_train=200, value_map="known")
     res = run_json(capsys, "predict", path, "--value-known", "--no-static")

@@ -131,6 +131,8 @@ def _frontier_lines(fr: dict) -> list[str]:
 
 
 def _conditioning_words(cond: dict) -> str:
+    if cond["sequence"] < 0:  # C = 0: no sequence carries any energy (Y without a mixed part)
+        return "n/a (P_attn's energy is zero: no sequence can dominate it)"
     return (
         f"the largest sequence ({cond['sequence']}) holds "
         f"{cond['max_share']:.2%} of P_attn's energy, {cond['max_over_mean']:.1f} × the mean"
