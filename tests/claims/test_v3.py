@@ -236,33 +236,64 @@ def test_protocol_not_run_is_missing_input(claims):
     assert row["verdict"] == MISSING and "protocol" in row["measured"]
 
 
-def _noisy_run_world(sigma: float = 0.02):
+def _noisy_run_world(sigma: float = 0.02, copies=(0.05,)):
     """The planted true world as a run whose tasks carry noise σ: its 'clean' predictions sit
-    at σ (a noisy run makes no σ = 0 tasks), its run config says so."""
+    at σ (a noisy run makes no σ = 0 tasks), its run config says so; ``copies``: the noisy
+    copies its config names (the world's rows at 0.05 are dropped where 0.05 is not one)."""
     world, run = planted_world(), planted_run()
     p = world["data_only_predictions"]
-    world["data_only_predictions"] = p.assign(sigma=np.where(p["sigma"] == 0, sigma, p["sigma"]))
+    p = p.assign(sigma=np.where(p["sigma"] == 0, sigma, p["sigma"]))
+    keep = np.isclose(p["sigma"], sigma) | p["sigma"].apply(lambda s: any(np.isclose(s, copies)))
+    world["data_only_predictions"] = p[keep].reset_index(drop=True)
     run["task"]["sigma"] = sigma
+    run["predict"] = {"noisy_sigmas": list(copies)}
     return world, run
 
 
 @pytest.mark.parametrize("registration", ["v2", "v3"])
 def test_a_noisy_run_leaves_the_sigma_zero_tests_missing_not_failed(claims, registration):
     """C4's clean test, C5's P_static test and C6 read P_static on the noise-free tasks; a run
-    whose tasks have σ > 0 has none. Before the guard, v3 said C4 'not reproduced' (every task
-    'missing', counted against) and C6's trends failed on an empty T2: a confident wrong answer
-    about tasks the run never made."""
+    whose tasks have σ > 0 has none. Before the guard, v3 said C4, C5 and C6 'not reproduced'
+    (every task 'missing', counted against) about tasks the run never made. The checks that
+    read what the run did make (C4's noisy copies, C5's static students) are still judged."""
     from entropic_bound.claims.registry import REGISTRY
 
     world, run = _noisy_run_world()
     for cid in ("C4", "C5", "C6"):
         checks = REGISTRY[registration][cid].evaluate(world, claims, run)
-        guarded = [c for c in checks if "task.sigma = 0.02" in c.measured]
+        guarded = [c for c in checks if "made its tasks at σ = 0.02" in c.measured]
         assert guarded and all(c.passed is None for c in guarded), (cid, checks)
+        assert all(c.passed is not None for c in checks if c not in guarded), (cid, checks)
         assert REGISTRY[registration][cid](world, claims, run)["verdict"] != NOT_REPRODUCED
+    if registration == "v3":
+        c6 = CLAIMS_V3["C6"].evaluate(world, claims, run)
+        assert [c.name for c in c6] == [
+            "C6 static rungs match",
+            "C6 attention rungs miss",
+            "C6 share falls",
+            "C6 risk rises",
+        ]
+        c4 = {c.name: c for c in CLAIMS_V3["C4"].evaluate(world, claims, run)}
+        assert c4["C4 noisy copies"].passed is True  # σ = 0.05 was made: judged as usual
     # the same tables as a noise-free run: the guard is silent and the tests decide
     world, run = planted_world(), planted_run()
     for cid in ("C4", "C5", "C6"):
         checks = REGISTRY[registration][cid].evaluate(world, claims, run)
-        assert not any("task.sigma" in c.measured for c in checks)
+        assert not any("this run made" in c.measured for c in checks)
     assert CLAIMS_V3["C4"](world, claims, run)["verdict"] == REPRODUCED
+
+
+@pytest.mark.parametrize("registration", ["v2", "v3"])
+@pytest.mark.parametrize("sigma, copies", [(0.0, (0.1,)), (0.1, (0.2,))])
+def test_a_registered_noisy_copy_the_run_never_made_is_missing_input(
+    claims, registration, sigma, copies
+):
+    """C4's noisy half reads σ = 0.05: a config whose copies are elsewhere (or whose tasks are
+    noisier than 0.05) never makes it; missing input, never a failure."""
+    from entropic_bound.claims.registry import REGISTRY
+
+    world, run = _noisy_run_world(sigma, copies)
+    checks = REGISTRY[registration]["C4"].evaluate(world, claims, run)
+    noisy = [c for c in checks if "reads P_static at σ = 0.05" in c.measured]
+    assert len(noisy) == 1 and noisy[0].passed is None
+    assert REGISTRY[registration]["C4"](world, claims, run)["verdict"] != NOT_REPRODUCED

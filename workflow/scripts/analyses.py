@@ -18,7 +18,7 @@ def main(sm):
         epsilon=claims["epsilon"],
         taus=p["taus"],
         tol=p["tol"],
-        sigma=sm.config["task"]["sigma"],  # T2 at the tasks' own noise
+        sigma=float(sm.config["task"]["sigma"]),  # T2, T3 at the tasks' own noise
     )
     for name, df in tables.items():
         write_table(df, sm.output[name], provenance(sm.config, rule="analyses"))

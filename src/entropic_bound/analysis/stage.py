@@ -25,7 +25,7 @@ def run_analyses(
     risk_curves, rank_dynamics, learned_ranks, ladder, T2_intrinsic_ranks, T3_estimators.
     Without training tables (``metrics`` None) the training-side tables are empty. T2 and the
     ladder read the predictions at ``sigma``: the tasks' own noise (``task.sigma``; 0 for every
-    paper config), not the noisy copies.
+    paper config), not the noisy copies; so does T3's data-only half.
     """
     t2 = intrinsic_ranks(preds, estimator, metrics, epsilon, sigma=sigma)
     if metrics is not None:
@@ -40,5 +40,5 @@ def run_analyses(
         "learned_ranks": learned if learned is not None else pd.DataFrame(),
         "ladder": ladder_summary(t2),
         "T2_intrinsic_ranks": t2,
-        "T3_estimators": estimator_table(learned, preds),
+        "T3_estimators": estimator_table(learned, preds, sigma=sigma),
     }

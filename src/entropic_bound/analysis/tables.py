@@ -132,11 +132,12 @@ def estimator_table(
     preds: pd.DataFrame,
     linear_rung: str = "L3",
     softmax_rung: str = "L4",
+    sigma: float = 0.0,
 ) -> pd.DataFrame:
     """T3: exact rate and mean |error| per estimator, linear vs softmax attention.
 
     Two kinds of kernels: the learned kernels of full-rank students (``learned``) and the
-    data-only P_attn spectrum at σ = 0; linear = ``linear_rung`` (L3), softmax =
+    data-only P_attn spectrum at the tasks' own noise ``sigma`` (0 in every paper config); linear = ``linear_rung`` (L3), softmax =
     ``softmax_rung`` (L4), the same QK kernel A with and without the softmax.
     Columns: kernels, mixing, rung, estimator, n, exact_rate, mean_abs_error.
     """
@@ -144,8 +145,9 @@ def estimator_table(
     sources = []
     if learned is not None and not learned.empty:
         sources.append(("learned (full-rank student)", learned))
-    clean = preds[(preds["predictor"] == "P_attn") & np.isclose(preds["sigma"].astype(float), 0.0)]
-    sources.append(("data-only P_attn (σ = 0)", clean.rename(columns={"class": "rung"})))
+    own = np.isclose(preds["sigma"].astype(float), sigma)
+    clean = preds[(preds["predictor"] == "P_attn") & own]
+    sources.append((f"data-only P_attn (σ = {sigma:g})", clean.rename(columns={"class": "rung"})))
     for kind, df in sources:
         for mixing, rung in (("linear", linear_rung), ("softmax", softmax_rung)):
             sub = df[df["rung"] == rung]

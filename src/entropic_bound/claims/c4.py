@@ -88,9 +88,9 @@ def claim_c4_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
         (0.0, c["min_exact_rate_clean"]),
         (c["noisy_sigma"], c["min_exact_rate_noisy"]),
     ):
-        noisy_run = theory.noisy_tasks(run) if sigma == 0 else None
-        if noisy_run is not None:
-            checks.append(noisy_run)
+        unmade = theory.sigma_not_made(run, sigma)
+        if unmade is not None:
+            checks.append(unmade)
             continue
         p = predictions_of(tables["data_only_predictions"], est, "P_static", sigma)
         p = p[p["class"] == "L0"]
@@ -145,7 +145,7 @@ def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     clean = checks_v3.predicted_exact(preds, est, "P_static", 0.0, tasks)
     n = len(clean)
     checks = [
-        theory.noisy_tasks(run, names[0])
+        theory.sigma_not_made(run, 0.0, names[0])
         or theory_v3.universal_check(
             names[0],
             clean,
@@ -169,6 +169,9 @@ def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         f"exact rate at σ = {fmt(c['noisy_sigma'])}",
         missing=int(noisy.isna().sum()),
     )
+    unmade = theory.sigma_not_made(run, c["noisy_sigma"], names[1])
+    if unmade is not None:  # the run made no such copies: nothing to judge, whatever B is
+        return checks + [unmade]
     t = run["task"]
     budget = v3["budget_factor"] * t["n"] * t["d"]
     if t["n_train"] < budget:

@@ -102,7 +102,7 @@ def claim_c5_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
         "P_static ≠ r*",
         "P_static mismatch rate",
     )
-    miss = theory.noisy_tasks(run) or miss
+    miss = theory.sigma_not_made(run) or miss
     st = static_student_risk(risk_curves(tables["train_metrics"]))
     st = st[st["rung"].isin(c["rungs"])]
     high = theory.counted(
@@ -154,7 +154,7 @@ def claim_c5_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         "P_static mismatch rate",
         missing=int(exact.isna().sum()),
     )
-    miss = theory.noisy_tasks(run, names[0]) or miss
+    miss = theory.sigma_not_made(run, 0.0, names[0]) or miss
     st = static_student_risk(risk_curves(tables["train_metrics"])).set_index("task_id")
     R = tasks["task_id"].map(st["static_student_R"])
     floor = c["min_static_student_risk"]

@@ -149,7 +149,7 @@ def claim_c6_v2(tables: Mapping, v2: dict, run: dict | None) -> list[Check]:
     """The ladder under v2: the knee is read at each task's ε_task, rates state denominators,
     the trend needs ≥ min_ladder_rungs rungs; NaN counts against the claim."""
     c, est = v2["C6"], v2["estimator"]
-    bad = theory.refusal_on_task_grid(est, run, v2) or theory.noisy_tasks(run)
+    bad = theory.refusal_on_task_grid(est, run, v2) or theory.sigma_not_made(run)
     if bad is not None:
         return [bad]
     curves = risk_curves(tables["train_metrics"])
@@ -229,8 +229,8 @@ def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     bad = theory_v3.estimator_refusal(run, est, v3, names[0])
     if bad is not None:
         return [bad]
-    if theory.noisy_tasks(run) is not None:  # every check reads P_static at σ = 0
-        return [theory.noisy_tasks(run, n) for n in names]
+    if theory.sigma_not_made(run) is not None:  # every check reads P_static at σ = 0
+        return [theory.sigma_not_made(run, 0.0, n) for n in names]
     preds, metrics, bounds = (
         tables[k] for k in ("data_only_predictions", "train_metrics", "bounds")
     )

@@ -53,18 +53,27 @@ def refusal_on_task_grid(estimator: str, run: dict | None, v2: dict) -> Check | 
     )
 
 
-def noisy_tasks(run: dict | None, name: str | None = None) -> Check | None:
-    """None when the run's tasks are noise-free (``task.sigma`` = 0, or no run config to judge
-    by); else the missing-input check, named ``name``, of a test that reads P_static on the
-    noise-free tasks (σ = 0): a run whose tasks carry noise never makes them, and its absence is
-    not evidence against the claim (docs/method.md §5c, "Tests at σ = 0 on a noisy run")."""
-    sigma = float(run["task"].get("sigma", 0.0)) if run is not None else 0.0
-    if sigma == 0:
+def sigma_not_made(run: dict | None, sigma: float = 0.0, name: str | None = None) -> Check | None:
+    """None when the run made P_static's predictions at noise ``sigma``: its tasks' own σ
+    (``task.sigma``) or one of its noisy copies (``predict.noisy_sigmas``), or when there is no
+    run config to judge by; else the missing-input check, named ``name``, of a test that reads
+    them. A run whose tasks carry noise makes no σ = 0 tasks, and a run without the registered
+    noisy copy makes none of it: their absence is not evidence against the claim, whereas a task
+    the run did make and left without a row still counts against it (docs/method.md §5c, "Tests
+    at a σ the run never made")."""
+    if run is None:
+        return None
+    copies = (run.get("predict") or {}).get("noisy_sigmas")
+    made = [float(run["task"].get("sigma", 0.0)), *map(float, copies or [])]
+    if any(np.isclose(sigma, m) for m in made):
+        return None
+    if copies is None and sigma > made[0]:  # the config does not say which copies it made
         return None
     return Check(
         None,
-        f"the test reads the noise-free tasks (σ = 0); this run's tasks have task.sigma = "
-        f"{fmt(sigma)}, so there are none (missing input)",
+        f"the test reads P_static at σ = {fmt(sigma)}; this run made its tasks at σ = "
+        f"{fmt(made[0])} and noisy copies at {', '.join(fmt(m) for m in made[1:]) or 'none'} "
+        f"(missing input)",
         name=name,
     )
 

@@ -100,11 +100,9 @@ def rate_check(
     n, hits = len(ok), int(ok.sum())
     if n == 0:
         return Check(None, f"{what}: no registered {unit}", name=name)
-    share = hits / n if n else float("nan")
+    share = hits / n
     lo, hi = clopper_pearson(hits, n, v3["confidence"])
-    text = f"{what}: {hits}/{n} {unit}"
-    if n:
-        text += f" = {share:.2f} (95 % CI {lo:.2f}–{hi:.2f})"
+    text = f"{what}: {hits}/{n} {unit} = {share:.2f} (95 % CI {lo:.2f}–{hi:.2f})"
     if missing:
         text += f"; {missing} missing or NaN (counted against the claim)"
     head = (quantity, share, "<=" if at_most else ">=", need, n)
