@@ -133,8 +133,8 @@ def test_absent_rung_is_named(thresholds):
 def test_evaluate_claims_and_markdown(good, thresholds, tmp_path):
     table = evaluate_claims(good, thresholds)
     assert list(table.columns) == COLUMNS
-    assert list(table["claim"]) == IDS + IDS + IDS  # v1's C1..C9, then v2's, then v3's
-    assert list(table["registration"]) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9
+    assert list(table["claim"]) == IDS * 4  # v1's C1..C9, then v2's, v3's and v4's
+    assert list(table["registration"]) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9 + ["v4"] * 9
     md = claims_markdown(table, {"run_name": "fab", "config_hash": "abc", "git_commit": "x"})
     for cid in IDS:
         assert f"### v1 {cid}: reproduced" in md

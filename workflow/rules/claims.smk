@@ -26,8 +26,9 @@ rule controls:
 
 
 rule claims:
-    """T1: the verdict of every claim C1-C9 under registrations v1, v2 and v3
-    (config/claims.yaml), and the controls table in claims.md."""
+    """T1: the verdict of every claim C1-C9 under registrations v1, v2, v3 and v4
+    (config/claims.yaml; v4 sub-claim by sub-claim in subclaims.csv), and the controls table in
+    claims.md."""
     input:
         controls=f"{TABLES}/controls.csv",
         data_only_predictions=f"{TABLES}/data_only_predictions.csv",
@@ -36,9 +37,12 @@ rule claims:
         X1_boundaries=f"{TABLES}/X1_boundaries.csv",
         X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
         bounds=f"{TABLES}/bounds.csv",
+        X1_teachers=f"{TABLES}/X1_teachers.csv",
+        C8_distortion=f"{TABLES}/C8_distortion.parquet",
         code=package_code("claims", "analysis", "exploratory/beyond"),
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
+        subclaims=f"{TABLES}/subclaims.csv",
         md=report(f"{RUN}/claims.md", **REPORT["claims_md"]),
     log:
         f"{RUN}/logs/claims.log",

@@ -26,6 +26,12 @@ from entropic_bound.claims.planted import (
     tail_energy,
     teacher_spectrum,
 )
+from entropic_bound.claims.v4.planted import (
+    SWITCHES_V4,
+    identifiable,
+    planted_distortion,
+    planted_x1_teachers,
+)
 
 #: task seeds of the planted world: 4 × r* ∈ {1, 2, 4} = 12 tasks a rung (≥ min_tasks)
 SEEDS = (0, 1, 2, 3)
@@ -43,6 +49,7 @@ SWITCHES = {
     "C5_absent": "one registered L4 task never trained",
     "C6": "static-fit share rising and static-student R falling along λ",
     "C6_static": "P_static one too high on L1",
+    "C6_static@L2": "P_static one too high on L2 (the rank-constrained static rung)",
     "C6_attention": "P_static right on L4",
     "C6_share": "static-fit share rising along λ",
     "C6_risk": "static-student R falling along λ",
@@ -68,6 +75,7 @@ SWITCHES = {
     "C9_flat_beta": "L4 P_attn exactness independent of β",
     "C9_nonlinear": "P_invert as noise tolerant as its linear twin",
 }
+SWITCHES.update(SWITCHES_V4)  # registration v4's own tables (claims/v4/planted.py)
 #: checks that are theorems or certainties (docs/method.md §5c): no claim-false world fails them.
 #: v3 counts them as validations; v1 and v2 were registered counting them and are never edited, so
 #: the table labels theirs (matched by the words before the check's first ':') without reweighting
@@ -106,7 +114,7 @@ def planted_run() -> dict:
         },
         "bounds": {"ranks": "all", "deficiency_rungs": ["L0", "L3", "L4"]},
         "train": {"classes": {"default": {"restarts": 1}}},
-        "frontier": {"r_star": [1, 2, 4], "kappa": 2.0, "gain": 1.0},
+        "frontier": {"r_star": [1, 2, 4], "kappa": 2.0, "gain": 1.0, "seeds": list(SEEDS)},
     }
 
 
@@ -158,7 +166,9 @@ def _world(broken: frozenset) -> dict:
     # 4 frontier seeds too: 12 independent teachers (value map unknown × r* × seed) for v3
     tables = fabricate(broken=broken, rungs=ALL_RUNGS, task_seeds=SEEDS, frontier_seeds=SEEDS)
     tables["bounds"] = planted_bounds(tables["train_metrics"])
-    tables["X1_boundaries"] = planted_x1(broken)
+    tables["X1_boundaries"] = identifiable(planted_x1(broken), broken)
+    tables["C8_distortion"] = planted_distortion((1, 2, 4), SEEDS, 8, broken)
+    tables["X1_teachers"] = planted_x1_teachers((1, 2, 4), SEEDS, 8, broken)
     return tables
 
 
@@ -188,7 +198,7 @@ def check_outcomes(claims: dict, broken=(), only=None) -> dict[tuple[str, str], 
                 checks = claim.evaluate(tables, claims, run)
             except (KeyError, ValueError, TypeError, IndexError):
                 continue
-            out[(reg, cid)] = [(_label(c), c.passed) for c in checks]
+            out[(reg, cid)] = [(_label(c), c.passed, c.role) for c in checks]
     return out
 
 
@@ -210,15 +220,17 @@ def _controls_table(claims: dict) -> pd.DataFrame:
         changed = [k for k, t in world.items() if not t.equals(true_world[k])]
         for key, checks in check_outcomes(claims, {switch}, only=changed).items():
             if key in truth and len(checks) == len(truth[key]):
-                for i, (_, passed) in enumerate(checks):
+                for i, (_, passed, _role) in enumerate(checks):
                     if passed is False:
                         fails[key][i].append(switch)
     rows = []
     for (reg, cid), checks in truth.items():
-        for i, (label, passed) in enumerate(checks):
+        for i, (label, passed, v4_role) in enumerate(checks):
             shown = bool(fails[(reg, cid)][i])
             theorem = _theorem(reg, cid, label)
-            if theorem is not None:
+            if v4_role in ("validation", "beyond"):  # v4 declares each line's role
+                role = "validation" if v4_role == "validation" else "beyond the abstract"
+            elif theorem is not None:
                 role = "validation"
             else:
                 role = "check" if shown else "not shown able to fail"
@@ -226,7 +238,7 @@ def _controls_table(claims: dict) -> pd.DataFrame:
                 {
                     "registration": reg,
                     "claim": cid,
-                    "check": label if reg == "v3" else f"#{i + 1} {label}",
+                    "check": label if reg in ("v3", "v4") else f"#{i + 1} {label}",
                     "role": role,
                     "true_passes": passed is True,
                     "fails_on": ", ".join(fails[(reg, cid)][i]),
@@ -255,7 +267,7 @@ def _theorem(reg: str, cid: str, label: str) -> str | None:
 
 def controls_markdown(controls: pd.DataFrame) -> list[str]:
     """claims.md's controls section: check, true → pass, false → fail (which planted input)."""
-    counted = controls[controls["role"] != "validation"]
+    counted = controls[~controls["role"].isin(["validation", "beyond the abstract"])]
     good = counted["true_passes"] & counted["false_fails"]
     lines = [
         "## Controls: every check on a planted true and a planted false input",
@@ -269,8 +281,10 @@ def controls_markdown(controls: pd.DataFrame) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for r in controls.itertuples(index=False):
-        label = r.check if r.registration == "v3" else r.check.split(" ", 1)[1]
+        label = r.check if r.registration in ("v3", "v4") else r.check.split(" ", 1)[1]
         why = _theorem(r.registration, r.claim, label)
+        if r.registration == "v4" and r.role == "validation":
+            why = "a theorem of the setting (config/claims.yaml v4: role validation)"
         false = r.fails_on or ("none exists: " + why if why else "none")
         lines.append(
             f"| {r.registration} | {r.claim} | {r.check.replace('|', '/')} | {r.role} | "

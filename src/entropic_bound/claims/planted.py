@@ -275,6 +275,8 @@ def fabricate_predictions(
                             st = r_star + 1
                         if "C6_static" in broken and cls == "L1":
                             st = r_star + 1
+                        if "C6_static@L2" in broken and cls == "L2":
+                            st = r_star + 1
                         if (
                             "C4" in broken
                             and cls == "L0"
@@ -359,8 +361,8 @@ def fabricate_frontier(
                                     ok = True
                                 elif "C9_flat_beta" in broken:
                                     ok = n >= 2 * d and seed == 0
-                                else:
-                                    ok = beta <= min(betas) and n >= 2 * d and seed == 0
+                                else:  # partial on every teacher: its smallest β at n ≥ 2d
+                                    ok = beta <= min(betas) and n >= 2 * d
                                 preds = {"P_attn": r_star if ok else r_star + 2}
                                 if n * d <= 512:
                                     preds["P_static"] = n

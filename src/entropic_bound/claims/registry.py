@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from entropic_bound.claims import c1, c2, c3, c4, c5, c6, c7, c8, c9
+from entropic_bound.claims.v4 import build_claims
 from entropic_bound.claims.verdict import COLUMNS, TABLE_FILES, Claim
 from entropic_bound.core.io import read_table
 
@@ -21,10 +22,13 @@ _MODULES = (c1, c2, c3, c4, c5, c6, c7, c8, c9)
 CLAIMS: dict[str, Claim] = {m.CLAIM.cid: m.CLAIM for m in _MODULES}
 #: claim id -> :class:`Claim` of registration v2 (docs/method.md §5b)
 CLAIMS_V2: dict[str, Claim] = {m.CLAIM_V2.cid: m.CLAIM_V2 for m in _MODULES}
-#: claim id -> :class:`Claim` of registration v3 (docs/method.md §5c), the current one
+#: claim id -> :class:`Claim` of registration v3 (docs/method.md §5c)
 CLAIMS_V3: dict[str, Claim] = {m.CLAIM_V3.cid: m.CLAIM_V3 for m in _MODULES}
+#: claim id -> :class:`ClaimV4` of registration v4 (docs/method.md §5d), the current one: its
+#: sub-claims are data (config/claims.yaml, v4.subclaims)
+CLAIMS_V4 = build_claims({cid: c.statement for cid, c in CLAIMS.items()})
 #: registration -> its claims
-REGISTRY = {"v1": CLAIMS, "v2": CLAIMS_V2, "v3": CLAIMS_V3}
+REGISTRY = {"v1": CLAIMS, "v2": CLAIMS_V2, "v3": CLAIMS_V3, "v4": CLAIMS_V4}
 #: the abstract's sentence each claim tests
 STATEMENTS = {cid: c.statement for cid, c in CLAIMS.items()}
 #: the tables each claim reads; an absent one makes the verdict "missing input"
@@ -41,8 +45,8 @@ def load_tables(tables_dir, names=tuple(TABLE_FILES)) -> dict[str, pd.DataFrame 
 
 
 def evaluate_claims(tables: Mapping, claims: dict, run: dict | None = None) -> pd.DataFrame:
-    """T1: one row per registration × claim, v1's C1..C9, then v2's, then v3's (columns:
-    COLUMNS).
+    """T1: one row per registration × claim, v1's C1..C9, then v2's, v3's and v4's (columns:
+    COLUMNS; v4's sub-claims, one row each: :func:`entropic_bound.claims.v4.subclaim_table`).
 
     Everything a verdict depends on comes from ``claims`` (config/claims.yaml: v1 at its top
     level, v2 and v3 in their sections) and, for v2 and v3, the run's config ``run`` (the grid

@@ -12,7 +12,9 @@ from entropic_bound.claims.verdict import (
     REPRODUCED,
 )
 
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INSUFFICIENT, ILL_POSED, MISSING)
+#: v4's further words: the data cannot tell the claim from its negation; a theorem of the setting
+NO_POWER, VALIDATED = "no power", "validated"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, VALIDATED, NO_POWER, INSUFFICIENT, ILL_POSED, MISSING)
 
 
 def _counts(table: pd.DataFrame) -> str:
@@ -24,7 +26,7 @@ def _counts(table: pd.DataFrame) -> str:
 
 def side_by_side(table: pd.DataFrame) -> list[str]:
     """Markdown lines: claim | v1 | v2 | v3 | the current registration's headline number."""
-    regs = [r for r in ("v1", "v2", "v3") if (table["registration"] == r).any()]
+    regs = [r for r in ("v1", "v2", "v3", "v4") if (table["registration"] == r).any()]
     by = {r: table[table["registration"] == r].set_index("claim") for r in regs}
     last = regs[-1]
     lines = [
@@ -36,7 +38,7 @@ def side_by_side(table: pd.DataFrame) -> list[str]:
         verdicts = [f"**{by[r]['verdict'].get(cid, '')}**" for r in regs]
         head = ""
         cur = by[last]
-        if cid in cur.index and isinstance(cur.at[cid, "headline"], str):
+        if cid in cur.index and isinstance(cur.at[cid, "headline"], str) and last != "v4":
             r = cur.loc[cid]
             head = (
                 f"{r['headline']}: {r['headline_value']:.3g} / {r['headline_threshold']:.3g}, "
@@ -46,12 +48,31 @@ def side_by_side(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def subclaim_lines(sub: pd.DataFrame) -> list[str]:
+    """Markdown lines: v4 sub-claim by sub-claim, one line each (fragment, value / threshold,
+    denominator, word); validations and lines beyond the abstract marked as such."""
+    lines = [
+        "| sub-claim | role | the abstract's words | value (threshold), n | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for r in sub.itertuples(index=False):
+        value = ""
+        if isinstance(r.sense, str) and pd.notna(r.value):
+            value = f"{r.value:.3g} ({r.sense} {r.threshold:.3g}), n = {r.n:.0f}"
+        frag = r.fragment.replace("|", "/")
+        lines.append(f"| {r.subclaim} | {r.role} | {frag} | {value} | **{r.verdict}** |")
+    return lines
+
+
 def claims_markdown(
-    table: pd.DataFrame, provenance: dict | None = None, controls: pd.DataFrame | None = None
+    table: pd.DataFrame,
+    provenance: dict | None = None,
+    controls: pd.DataFrame | None = None,
+    subclaims: pd.DataFrame | None = None,
 ) -> str:
-    """A readable claims.md: the registrations side by side, then each registration's table and
-    sections (docs/method.md §5, §5b, §5c), then the controls table (every check on a planted
-    true and a planted false input, §5c) when given."""
+    """A readable claims.md: the registrations side by side, v4 sub-claim by sub-claim (when
+    given), then each registration's table and sections (docs/method.md §5–§5d), then the
+    controls table (every check on a planted true and a planted false input) when given."""
     lines = ["# Claims of arXiv 2607.23050: verdicts", ""]
     if provenance:
         lines += [
@@ -59,12 +80,23 @@ def claims_markdown(
             f"commit `{provenance.get('git_commit')}`. Thresholds: `config/claims.yaml`.",
             "",
         ]
+    current = "v4" if (table["registration"] == "v4").any() else "v3"
     lines += [
-        "## The registrations side by side (v3 is the current one)",
+        f"## The registrations side by side ({current} is the current one)",
         "",
         *side_by_side(table),
         "",
     ]
+    if subclaims is not None and len(subclaims):
+        lines += [
+            "## Registration v4, sub-claim by sub-claim (docs/method.md §5d)",
+            "",
+            "A claim is reproduced when every counted sub-claim is; a validation is a theorem of "
+            "the setting (shown, never counted); a line beyond the abstract is outside the verdict.",
+            "",
+            *subclaim_lines(subclaims),
+            "",
+        ]
     for reg, part in table.groupby("registration", sort=False):
         lines += _registration(reg, part)
     if controls is not None:
@@ -78,7 +110,8 @@ def _registration(reg: str, table: pd.DataFrame) -> list[str]:
     title = {
         "v1": "v1 (the original tests)",
         "v2": "v2 (tests against each class's own bound)",
-        "v3": "v3 (every check able to fail, best-known bounds; the current registration)",
+        "v3": "v3 (every check able to fail, best-known bounds)",
+        "v4": "v4 (the abstract's sentences as sub-claims; the current registration)",
     }
     lines = [
         f"## Registration {title.get(reg, reg)}",

@@ -22,7 +22,7 @@ REPRODUCED, NOT_REPRODUCED, MISSING = "reproduced", "not reproduced", "missing i
 #: true spectra is not used (docs/method.md §5b)
 INSUFFICIENT, ILL_POSED = "insufficient data", "ill-posed on this grid"
 #: the registrations computed in every run (none ever edited; docs/method.md §5, §5b, §5c)
-REGISTRATIONS = ("v1", "v2", "v3")
+REGISTRATIONS = ("v1", "v2", "v3", "v4")
 #: claims.csv: one row per registration × claim; the headline is the claim's own number
 #: (quantity, value, the threshold it is held to, and its denominator)
 COLUMNS = [
@@ -47,6 +47,8 @@ TABLE_FILES = {
     "train_dynamics": "train_dynamics.parquet",
     "bounds": "bounds.csv",
     "X1_boundaries": "X1_boundaries.csv",
+    "X1_teachers": "X1_teachers.csv",
+    "C8_distortion": "C8_distortion.parquet",
 }
 
 
@@ -65,6 +67,8 @@ class Check:
     headline: tuple | None = None
     name: str | None = None
     validation: bool = False
+    #: registration v4: the sub-claim's role (counted, validation, beyond; docs/method.md §5d)
+    role: str | None = None
 
 
 @dataclass(frozen=True)
