@@ -23,6 +23,11 @@ Besides P_attn and P_invert as published, two variants isolate the mechanisms th
   class ``L4lin``), with no log: the gap to P_invert is the log's doing.
 * ``P_invert_V=I`` (kernel–value identifiability): P_invert assuming V = I on data whose value
   map is the unknown Haar V.
+
+Per teacher (X1_teachers, :func:`exact_through`): for P_invert and its linear twin at the
+frontier's B and n ≤ d, each case's own tolerance σ_exact, the largest grid σ up to which its
+rounded estimate is r* at σ = 0 and at every grid σ, found by scanning the grid upward with the
+curve's own spectra (every case at once) until every case has failed once.
 """
 
 from __future__ import annotations
@@ -74,6 +79,23 @@ COLUMNS = [
     "sigma95_rel",
     "n_evals",
 ]
+#: X1_teachers: one row per case (teacher) of P_invert and P_invert_linear, n ≤ d, frontier's B
+TEACHER_COLUMNS = [
+    "predictor",
+    "class",
+    "value_map",
+    "r_star",
+    "seed",
+    "n",
+    "d",
+    "beta",
+    "n_seqs",
+    "clean_std",
+    "sigma_exact",
+    "sigma_exact_rel",
+]
+#: the predictors of X1_teachers (value map known)
+TEACHER_PREDICTORS = ("P_invert", "P_invert_linear")
 
 
 def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
@@ -126,27 +148,79 @@ def noise_tolerance(
     return lo
 
 
+def exact_through(exact_at: Callable[[int], np.ndarray], size: int) -> np.ndarray:
+    """Per case, the largest grid index k such that ``exact_at(j)[case]`` holds for every j in
+    -1..k (``exact_at(-1)``: σ = 0; ``exact_at(j)``: [G] bool at grid σ j): -2 when not exact
+    at σ = 0, -1 when exact at σ = 0 only, ``size`` when exact on the whole grid.
+
+    Scans the grid upward from its smallest σ, every case at once, and stops once every case has
+    failed (no σ past that is asked for)."""
+    alive = np.asarray(exact_at(-1), dtype=bool)
+    last = np.where(alive, size, -2)
+    k = 0
+    while alive.any() and k < size:
+        failed = alive & ~np.asarray(exact_at(k), dtype=bool)
+        last[failed] = k - 1
+        alive &= ~failed
+        k += 1
+    return last
+
+
+def sigma_of_index(k: int, grid: np.ndarray) -> float:
+    """:func:`exact_through`'s index as a σ: NaN (-2), 0 (-1), inf (the whole grid), else grid σ."""
+    if k < -1:
+        return math.nan
+    return 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
+
+
 class Curve:
     """One predictor on one data setting, every r* × seed stacked along a case axis G.
 
-    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``; ``spectrum_at(σ) -> [G, k]``, the
-    predictor's spectrum on Y = clean + σE.
+    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``, ``seed: [G]`` (the cases' seeds,
+    for the per-teacher table); ``spectrum_at(σ) -> [G, k]``, the predictor's spectrum on
+    Y = clean + σE.
     """
 
-    def __init__(self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float):
+    def __init__(
+        self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float, seed=None
+    ):
         self.key, self.clean = key, clean
         self.r_star = np.asarray(r_star, dtype=np.float64)
+        self.seed = seed
         self.spectrum_at, self.estimator, self.tol = spectrum_at, estimator, tol
         self.cache: dict[float, float] = {}
+        self.exact: dict[float, np.ndarray] = {}
+
+    def hits(self, sigma: float) -> np.ndarray:
+        """[G] bool: each case's rounded estimate is r* at noise σ (cached; all False when the
+        spectrum is not finite)."""
+        if sigma not in self.exact:
+            spec = self.spectrum_at(sigma).numpy()
+            r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
+            hit = np.zeros(len(self.r_star), bool) if r is None else round_rank(r) == self.r_star
+            self.exact[sigma] = hit
+        return self.exact[sigma]
 
     def rate(self, sigma: float) -> float:
         """Exact rate at noise σ (cached: bisections of σ₅₀ and σ₉₅ share evaluations)."""
         if sigma not in self.cache:
-            spec = self.spectrum_at(sigma).numpy()
-            r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
-            hit = np.zeros(len(self.r_star)) if r is None else round_rank(r) == self.r_star
-            self.cache[sigma] = float(np.mean(hit))
+            self.cache[sigma] = float(np.mean(self.hits(sigma)))
         return self.cache[sigma]
+
+    def teachers(self, grid: np.ndarray) -> list[dict]:
+        """X1_teachers' rows: each case's σ_exact (:func:`exact_through`), absolute and relative
+        to the clean output's std (the curve's, as in X1_boundaries)."""
+        last = exact_through(lambda k: self.hits(0.0 if k < 0 else float(grid[k])), len(grid))
+        std = float(self.clean.std(unbiased=False))
+        rows = []
+        for g, k in enumerate(last):
+            sig = sigma_of_index(int(k), grid)
+            rel = sig / std if std > 0 else math.nan
+            rows.append(
+                {**self.key, "r_star": int(self.r_star[g]), "seed": int(self.seed[g])}
+                | {"clean_std": std, "sigma_exact": sig, "sigma_exact_rel": rel}
+            )
+        return rows
 
     def boundaries(
         self, grid: np.ndarray, quantiles=QUANTILES, hints: dict | None = None
@@ -194,6 +268,7 @@ class _CellCases:
     Xp: torch.Tensor | None = None  # token X⁺: [G, B, d, n]
     NE: torch.Tensor | None = None  # E X⁺: [G, B, n, n]
     JX: torch.Tensor | None = None  # the centred tokens J X: [G, B, n, d]
+    seed: np.ndarray | None = None  # [G] each case's frontier seed
 
 
 def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
@@ -212,6 +287,7 @@ def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
     XAX = X @ A @ X.transpose(-1, -2)
     pinv = attention_native_pinv(X)
     cell = _CellCases(n, d, n_seqs, X, E, V, XAX, r_star, pinv, invertible=False)
+    cell.seed = np.array([s for s in fcfg["seeds"] for _ in r_stars])
     if n <= d and n_seqs * n * (n - 1) >= d * d:
         cell.invertible = True
         cell.chol = torch.cat(
@@ -298,7 +374,7 @@ def _curves_of_cell(
     d, base = cell.d, {"d": cell.d, "n": n, "n_seqs": n_seqs}
 
     def curve(key: dict, clean: torch.Tensor, spectrum_at: Callable) -> Curve:
-        return Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol)
+        return Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol, cell.seed)
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
@@ -337,8 +413,29 @@ def boundaries_table(
     every β. At the other budgets of ``bcfg["n_seqs"]``: the n and β of ``bcfg["budget_n"]``,
     ``bcfg["budget_beta"]``. ``progress(done, total)`` is called after each (B, n) cell.
     """
+    args = (fcfg, bcfg, base_seed, estimator, tol, clip, progress)
+    return _tables(*args, teachers=False)[0]
+
+
+def boundaries_tables(
+    fcfg: dict,
+    bcfg: dict,
+    base_seed: int = 0,
+    estimator: str = "energy_0.99",
+    tol: float = DEFAULT_TOL,
+    clip: float = DEFAULT_CLIP,
+    progress=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """X1_boundaries (:func:`boundaries_table`, the same rows bitwise) and X1_teachers: σ_exact
+    of every case of P_invert and P_invert_linear at the frontier's B (the n ≤ d cells of
+    ``bcfg["n"]``, every β; columns :data:`TEACHER_COLUMNS`), scanned on the same σ grid with
+    the same spectra, after each curve's σ₅₀ and σ₉₅ (whose evaluations it reuses)."""
+    return _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers=True)
+
+
+def _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers: bool):
     grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
-    rows, hints = [], {}
+    rows, hints, per_case = [], {}, []
     cells = []
     for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
         main = B == fcfg["n_seqs"]
@@ -355,9 +452,16 @@ def boundaries_table(
             row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
             hints[key] = found
             rows.append({**row, "frontier_budget": main})
+            # after the row: its n_evals counts the bisections' evaluations alone
+            if teachers and main and c.key["predictor"] in TEACHER_PREDICTORS:
+                per_case += c.teachers(grid)
         report(progress, done, len(cells))
+    cases = pd.DataFrame(per_case, columns=TEACHER_COLUMNS)
+    if per_case:
+        order = ["predictor", "class", "value_map", "n", "beta", "r_star", "seed"]
+        cases = cases.sort_values(order, na_position="first").reset_index(drop=True)
     if not rows:  # the config asks for no curve (the large configs)
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=COLUMNS), cases
     out = pd.DataFrame(rows)
     order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
-    return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]
+    return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS], cases
