@@ -47,6 +47,8 @@ TABLE_FILES = {
     "train_dynamics": "train_dynamics.parquet",
     "bounds": "bounds.csv",
     "X1_boundaries": "X1_boundaries.csv",
+    "X1_teachers": "X1_teachers.csv",
+    "C8_distortion": "C8_distortion.parquet",
 }
 
 

@@ -36,9 +36,7 @@ import json
 import math
 
 import numpy as np
-import pandas as pd
 
-from entropic_bound.analysis.columns import METRICS_COLUMNS
 from entropic_bound.core.progress import report
 from entropic_bound.tasks.grid import task_specs
 
@@ -143,9 +141,14 @@ def target(spec, kind, conditions: dict) -> tuple[dict, dict, float, str]:
     return arrays, meta, sigma, shared_digest(clean)
 
 
-def distortion_table(cfg: dict, conditions: dict, progress=None) -> pd.DataFrame:
-    """C8_distortion: the full-rank students of every target of every L4 task of ``cfg``'s grid
-    (module docstring); ``progress(done, total)`` after each target kind (β, then L3)."""
+def distortion_table(cfg: dict, conditions: dict, progress=None):
+    """C8_distortion (a DataFrame): the full-rank students of every target of every L4 task of
+    ``cfg``'s grid (module docstring); ``progress(done, total)`` after each target kind (β, then
+    L3). The module imports neither torch nor pandas: the workflow reads
+    :func:`distortion_conditions` when it builds the DAG."""
+    import pandas as pd
+
+    from entropic_bound.analysis.columns import METRICS_COLUMNS
     from entropic_bound.config.load import class_optim
     from entropic_bound.core.rungs import kernel_dim
     from entropic_bound.train.engine import Optim, train_students
