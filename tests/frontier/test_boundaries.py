@@ -336,9 +336,10 @@ def test_boundaries_tables_add_x1_teachers_and_leave_x1_unchanged():
         ("P_invert", "L4"),
         ("P_invert_linear", "L4lin"),
     }
-    main = x1[x1["frontier_budget"]].set_index(["predictor", "beta"])
+    main = x1[x1["frontier_budget"]]
     for (pred, beta), g in cases.groupby(["predictor", "beta"]):
-        row = main.loc[(pred, beta)]
+        (i,) = np.flatnonzero((main["predictor"] == pred) & (main["beta"] == beta))
+        row = main.iloc[i]
         assert g["clean_std"].eq(row["clean_std"]).all()
         assert np.mean(g["sigma_exact"].notna()) == row["rate_clean"]
     np.testing.assert_allclose(cases["sigma_exact_rel"], cases["sigma_exact"] / cases["clean_std"])
@@ -349,8 +350,8 @@ def test_x1_teachers_bound_the_curves_rate():
     """At a grid σ no larger than the least σ_exact of a curve's cases, every case is exact, so
     the rate there is 1: σ95 is at least the least σ_exact (when every case is exact clean)."""
     x1, cases = boundaries_tables(FCFG, {**BCFG, "n_seqs": []}, 0)
-    main = x1.set_index(["predictor", "beta"])
     for (pred, beta), g in cases.groupby(["predictor", "beta"]):
         least = g["sigma_exact"].min()
         if g["sigma_exact"].notna().all() and np.isfinite(least) and least > 0:
-            assert main.loc[(pred, beta), "sigma95"] >= least
+            (i,) = np.flatnonzero((x1["predictor"] == pred) & (x1["beta"] == beta))
+            assert x1["sigma95"].iloc[i] >= least

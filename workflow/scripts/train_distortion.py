@@ -6,10 +6,10 @@ from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import write_table
 from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
-from entropic_bound.train.distortion import distortion_table
 
 # torch, which distortion imports lazily: loaded before run() sets its thread count
 from entropic_bound.train import engine  # noqa: F401
+from entropic_bound.train.distortion import distortion_table
 
 
 def main(sm):
