@@ -1,5 +1,5 @@
-"""Learned kernels where softmax attention is distorted (claims registration v4, C8; docs/method.md
-§8, "C8 under distortion"): the table C8_distortion.
+"""Learned kernels where softmax attention is distorted: the table C8_distortion, read by claims
+registration v4's C8 (docs/method.md §8, "Two tables for registration v4").
 
 For every L4 task of the run's grid, its teacher (kernel A of rank r*, value map V) and its
 tokens X give several *targets*, all on the same A, V and X:
@@ -9,8 +9,8 @@ tokens X give several *targets*, all on the same A, V and X:
 
 A task's random stream depends on (base seed, r*, task seed) only and L3, L4 both have a d × d
 kernel of norm g√d (tasks/make.py), so the L3 task of the same (r*, seed) draws the same A, V and
-X; :func:`distortion_table` checks this by a digest of those arrays and refuses otherwise. Every target is
-distorted three ways at once:
+X; :func:`distortion_table` checks this by a digest of those arrays and refuses otherwise.
+Every target is distorted three ways at once:
 
 * noise: ``σ = sigma_rel · std(Y_clean)``, the population std of that target's own clean
   training targets (each target its own σ); ``E`` is unit normal noise from the teacher's own
