@@ -15,21 +15,24 @@ from hypothesis import strategies as st
 from entropic_bound.core.estimators import estimate
 from entropic_bound.frontier.boundaries import (
     COLUMNS,
-    TEACHER_COLUMNS,
     Curve,
     _curves_of_cell,
     boundaries_table,
     boundaries_tables,
-    exact_through,
     log_grid,
     noise_tolerance,
-    sigma_of_index,
 )
 from entropic_bound.frontier.grid import (
     frontier_grid,
     frontier_inputs,
     frontier_kernel,
     qk_operator,
+)
+from entropic_bound.frontier.teachers import (
+    TEACHER_COLUMNS,
+    exact_through,
+    sigma_of_index,
+    teacher_rows,
 )
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.inversion import predict_inversion
@@ -309,14 +312,14 @@ def test_curve_teachers_reads_a_fake_spectrum():
     clean = torch.full((4, 1, 2, 2), 3.0)
     clean[0, 0, 0, 0] = 5.0  # std > 0
     c = Curve({"predictor": "P_invert"}, clean, r_star, spectrum_at, "numerical", 1e-3, [7] * 4)
-    rows = c.teachers(grid)
+    rows = teacher_rows(c, grid)
     assert [r["sigma_exact"] for r in rows[:3]] == [0.01, 0.0, math.inf]
     assert math.isnan(rows[3]["sigma_exact"])
     assert [r["r_star"] for r in rows] == r_star and {r["seed"] for r in rows} == {7}
     std = float(clean.std(unbiased=False))
     assert rows[0]["clean_std"] == std and rows[0]["sigma_exact_rel"] == 0.01 / std
     assert asked == [0.0, 0.01, 0.1, 1.0]  # case 2 is exact on the whole grid
-    c.teachers(grid)
+    teacher_rows(c, grid)
     assert len(asked) == 4  # the spectra are cached
 
 

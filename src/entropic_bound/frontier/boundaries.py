@@ -24,10 +24,8 @@ Besides P_attn and P_invert as published, two variants isolate the mechanisms th
 * ``P_invert_V=I`` (kernel–value identifiability): P_invert assuming V = I on data whose value
   map is the unknown Haar V.
 
-Per teacher (X1_teachers, :func:`exact_through`): for P_invert and its linear twin at the
-frontier's B and n ≤ d, each case's own tolerance σ_exact, the largest grid σ up to which its
-rounded estimate is r* at σ = 0 and at every grid σ, found by scanning the grid upward with the
-curve's own spectra (every case at once) until every case has failed once.
+Per teacher (X1_teachers: frontier/teachers.py): each case's own tolerance of P_invert and its
+linear twin, scanned on the same grid with the same curves (:func:`boundaries_tables`).
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ import torch
 from entropic_bound.core.estimators import DEFAULT_TOL, estimate, round_rank
 from entropic_bound.core.progress import report
 from entropic_bound.frontier.grid import frontier_inputs, frontier_kernel, qk_logits, qk_operator
+from entropic_bound.frontier.teachers import TEACHER_PREDICTORS, teacher_rows, teachers_frame
 from entropic_bound.predict.attention import (
     attention_native_eig,
     attention_native_gram,
@@ -79,23 +78,6 @@ COLUMNS = [
     "sigma95_rel",
     "n_evals",
 ]
-#: X1_teachers: one row per case (teacher) of P_invert and P_invert_linear, n ≤ d, frontier's B
-TEACHER_COLUMNS = [
-    "predictor",
-    "class",
-    "value_map",
-    "r_star",
-    "seed",
-    "n",
-    "d",
-    "beta",
-    "n_seqs",
-    "clean_std",
-    "sigma_exact",
-    "sigma_exact_rel",
-]
-#: the predictors of X1_teachers (value map known)
-TEACHER_PREDICTORS = ("P_invert", "P_invert_linear")
 
 
 def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
@@ -148,36 +130,11 @@ def noise_tolerance(
     return lo
 
 
-def exact_through(exact_at: Callable[[int], np.ndarray], size: int) -> np.ndarray:
-    """Per case, the largest grid index k such that ``exact_at(j)[case]`` holds for every j in
-    -1..k (``exact_at(-1)``: σ = 0; ``exact_at(j)``: [G] bool at grid σ j): -2 when not exact
-    at σ = 0, -1 when exact at σ = 0 only, ``size`` when exact on the whole grid.
-
-    Scans the grid upward from its smallest σ, every case at once, and stops once every case has
-    failed (no σ past that is asked for)."""
-    alive = np.asarray(exact_at(-1), dtype=bool)
-    last = np.where(alive, size, -2)
-    k = 0
-    while alive.any() and k < size:
-        failed = alive & ~np.asarray(exact_at(k), dtype=bool)
-        last[failed] = k - 1
-        alive &= ~failed
-        k += 1
-    return last
-
-
-def sigma_of_index(k: int, grid: np.ndarray) -> float:
-    """:func:`exact_through`'s index as a σ: NaN (-2), 0 (-1), inf (the whole grid), else grid σ."""
-    if k < -1:
-        return math.nan
-    return 0.0 if k < 0 else (math.inf if k >= len(grid) else float(grid[k]))
-
-
 class Curve:
     """One predictor on one data setting, every r* × seed stacked along a case axis G.
 
     ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``, ``seed: [G]`` (the cases' seeds,
-    for the per-teacher table); ``spectrum_at(σ) -> [G, k]``, the predictor's spectrum on
+    for X1_teachers: teachers.py); ``spectrum_at(σ) -> [G, k]``, the predictor's spectrum on
     Y = clean + σE.
     """
 
@@ -206,21 +163,6 @@ class Curve:
         if sigma not in self.cache:
             self.cache[sigma] = float(np.mean(self.hits(sigma)))
         return self.cache[sigma]
-
-    def teachers(self, grid: np.ndarray) -> list[dict]:
-        """X1_teachers' rows: each case's σ_exact (:func:`exact_through`), absolute and relative
-        to the clean output's std (the curve's, as in X1_boundaries)."""
-        last = exact_through(lambda k: self.hits(0.0 if k < 0 else float(grid[k])), len(grid))
-        std = float(self.clean.std(unbiased=False))
-        rows = []
-        for g, k in enumerate(last):
-            sig = sigma_of_index(int(k), grid)
-            rel = sig / std if std > 0 else math.nan
-            rows.append(
-                {**self.key, "r_star": int(self.r_star[g]), "seed": int(self.seed[g])}
-                | {"clean_std": std, "sigma_exact": sig, "sigma_exact_rel": rel}
-            )
-        return rows
 
     def boundaries(
         self, grid: np.ndarray, quantiles=QUANTILES, hints: dict | None = None
@@ -428,7 +370,7 @@ def boundaries_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """X1_boundaries (:func:`boundaries_table`, the same rows bitwise) and X1_teachers: σ_exact
     of every case of P_invert and P_invert_linear at the frontier's B (the n ≤ d cells of
-    ``bcfg["n"]``, every β; columns :data:`TEACHER_COLUMNS`), scanned on the same σ grid with
+    ``bcfg["n"]``, every β; columns ``teachers.TEACHER_COLUMNS``), scanned on the same σ grid with
     the same spectra, after each curve's σ₅₀ and σ₉₅ (whose evaluations it reuses)."""
     return _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers=True)
 
@@ -454,12 +396,9 @@ def _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers: boo
             rows.append({**row, "frontier_budget": main})
             # after the row: its n_evals counts the bisections' evaluations alone
             if teachers and main and c.key["predictor"] in TEACHER_PREDICTORS:
-                per_case += c.teachers(grid)
+                per_case += teacher_rows(c, grid)
         report(progress, done, len(cells))
-    cases = pd.DataFrame(per_case, columns=TEACHER_COLUMNS)
-    if per_case:
-        order = ["predictor", "class", "value_map", "n", "beta", "r_star", "seed"]
-        cases = cases.sort_values(order, na_position="first").reset_index(drop=True)
+    cases = teachers_frame(per_case)
     if not rows:  # the config asks for no curve (the large configs)
         return pd.DataFrame(columns=COLUMNS), cases
     out = pd.DataFrame(rows)

@@ -42,6 +42,25 @@ from entropic_bound.tasks.grid import task_specs
 
 #: the conditions of v4.C8 when config/claims.yaml has no v4 section at all
 DEFAULT_CONDITIONS = {"betas": [1.0, 2.0, 4.0], "sigma_rel": 0.1, "budget_factor": 1}
+#: the engine's metrics row (train/tables.py), in its order: the training metrics' columns
+ENGINE_COLUMNS = [
+    "task_id",
+    "rung",
+    "r_star",
+    "task_seed",
+    "student_class",
+    "static_student",
+    "rank",
+    "seed",
+    "train_mse",
+    "test_mse",
+    "R",
+    "R_theory",
+    "steps",
+    "converged",
+    "spectrum",
+    "backend",
+]
 #: what the table adds to the engine's columns
 EXTRA_COLUMNS = ["teacher", "beta", "sigma", "sigma_rel", "n_train"]
 #: arrays of a task that must be the same in its L3 twin (the shared teacher and tokens)
@@ -148,12 +167,11 @@ def distortion_table(cfg: dict, conditions: dict, progress=None):
     :func:`distortion_conditions` when it builds the DAG."""
     import pandas as pd
 
-    from entropic_bound.analysis.columns import METRICS_COLUMNS
     from entropic_bound.config.load import class_optim
     from entropic_bound.core.rungs import kernel_dim
     from entropic_bound.train.engine import Optim, train_students
 
-    columns = [*METRICS_COLUMNS, *EXTRA_COLUMNS]
+    columns = [*ENGINE_COLUMNS, *EXTRA_COLUMNS]
     specs = [s for s in task_specs(cfg) if s.rung == "L4"]
     if not specs:
         return pd.DataFrame(columns=columns)
@@ -189,5 +207,4 @@ def distortion_table(cfg: dict, conditions: dict, progress=None):
         out["n_train"] = per[0][1]["n_train"]
         parts.append(out)
         report(progress, done, len(kinds))
-    df = pd.concat(parts, ignore_index=True)
-    return df[[*METRICS_COLUMNS, *[c for c in df.columns if c not in columns], *EXTRA_COLUMNS]]
+    return pd.concat(parts, ignore_index=True)[columns]
