@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from entropic_bound.core.estimators import estimate
 from entropic_bound.frontier.boundaries import (
     COLUMNS,
+    Curve,
     _curves_of_cell,
     boundaries_table,
+    boundaries_tables,
     log_grid,
     noise_tolerance,
 )
@@ -25,6 +27,12 @@ from entropic_bound.frontier.grid import (
     frontier_inputs,
     frontier_kernel,
     qk_operator,
+)
+from entropic_bound.frontier.teachers import (
+    TEACHER_COLUMNS,
+    exact_through,
+    sigma_of_index,
+    teacher_rows,
 )
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.inversion import predict_inversion
@@ -241,3 +249,112 @@ def test_frontier_cells_equal_a_cell_by_cell_reference(p_attn_sigma):
                                 assert grid[("P_invert", *key)] == pytest.approx(want, rel=1e-6)
                             checked += 1
     assert checked == 2 * 2 * (1 + 2) * 2 * 3
+
+
+# ---------------------------------------------------------------- X1_teachers: σ_exact per case
+
+
+def _scan(exact: np.ndarray):
+    """exact_through on a table ``exact[k + 1, g]`` (row 0: σ = 0), and the σ asked for."""
+    asked = []
+
+    def at(k):
+        asked.append(k)
+        return exact[k + 1]
+
+    return exact_through(at, exact.shape[0] - 1), asked
+
+
+def test_exact_through_by_hand():
+    """Five cases on a grid of 4 σ: exact up to grid index 1; not exact clean (NaN); exact clean
+    only (0); exact on the whole grid (inf); exact at 0 and 1 but not at 2, again at 3 (the
+    first failure counts)."""
+    T, F = True, False
+    exact = np.array(
+        [
+            [T, F, T, T, T],  # σ = 0
+            [T, T, F, T, T],  # grid 0
+            [T, T, F, T, T],  # grid 1
+            [F, F, F, T, F],  # grid 2
+            [F, T, F, T, T],  # grid 3
+        ]
+    )
+    last, asked = _scan(exact)
+    assert last.tolist() == [1, -2, -1, 4, 1]
+    assert asked == [-1, 0, 1, 2, 3]  # case 3 passes the whole grid: every σ is asked
+    grid = np.array([0.1, 1.0, 10.0, 100.0])
+    sig = [sigma_of_index(int(k), grid) for k in last]
+    assert sig[0] == 1.0 and math.isnan(sig[1]) and sig[2] == 0.0 and sig[3] == math.inf
+
+
+def test_exact_through_stops_once_every_case_has_failed():
+    T, F = True, False
+    exact = np.array([[T, T], [T, F], [F, F], [T, T], [T, T]])
+    last, asked = _scan(exact)
+    assert last.tolist() == [0, -1] and asked == [-1, 0, 1]
+    none, asked = _scan(np.array([[F, F], [T, T]]))
+    assert none.tolist() == [-2, -2] and asked == [-1]  # no case exact clean: σ = 0 only
+
+
+def test_curve_teachers_reads_a_fake_spectrum():
+    """A Curve whose spectrum_at gives case g rank 1 (one unit singular value) up to a σ set per
+    case and rank 2 past it; r* = 1 for every case but the last (r* = 2: never exact)."""
+    grid = log_grid(0.01, 1.0, 1)  # 0.01, 0.1, 1
+    limits = [0.05, 0.0, 5.0, 0.005]  # the largest σ at which each case is still rank 1
+    r_star = [1, 1, 1, 2]
+    asked = []
+
+    def spectrum_at(sigma):
+        asked.append(sigma)
+        rows = [[1.0, 0.0] if sigma <= lim else [1.0, 1.0] for lim in limits]
+        return torch.tensor(rows, dtype=torch.float64)
+
+    clean = torch.full((4, 1, 2, 2), 3.0)
+    clean[0, 0, 0, 0] = 5.0  # std > 0
+    c = Curve({"predictor": "P_invert"}, clean, r_star, spectrum_at, "numerical", 1e-3, [7] * 4)
+    rows = teacher_rows(c, grid)
+    assert [r["sigma_exact"] for r in rows[:3]] == [0.01, 0.0, math.inf]
+    assert math.isnan(rows[3]["sigma_exact"])
+    assert [r["r_star"] for r in rows] == r_star and {r["seed"] for r in rows} == {7}
+    std = float(clean.std(unbiased=False))
+    assert rows[0]["clean_std"] == std and rows[0]["sigma_exact_rel"] == 0.01 / std
+    assert asked == [0.0, 0.01, 0.1, 1.0]  # case 2 is exact on the whole grid
+    teacher_rows(c, grid)
+    assert len(asked) == 4  # the spectra are cached
+
+
+def test_boundaries_tables_add_x1_teachers_and_leave_x1_unchanged():
+    """X1_boundaries from boundaries_tables is boundaries_table's, bitwise; X1_teachers has one
+    row per case of P_invert and P_invert_linear at the frontier's B, n ≤ d, every β, and
+    agrees with the curves' rates: a curve's clean rate is the share of cases exact clean."""
+    x1, cases = boundaries_tables(FCFG, BCFG, 0)
+    pd.testing.assert_frame_equal(x1, boundaries_table(FCFG, BCFG, 0), check_exact=True)
+    assert list(cases.columns) == TEACHER_COLUMNS
+    G = len(FCFG["r_star"]) * len(FCFG["seeds"])
+    assert len(cases) == 2 * len(FCFG["beta"]) * G  # n = 4 only: n = 8 > d
+    assert set(cases["predictor"]) == {"P_invert", "P_invert_linear"}
+    assert set(cases["n"]) == {4} and set(cases["n_seqs"]) == {FCFG["n_seqs"]}
+    assert set(cases["value_map"]) == {"known"}
+    assert set(zip(cases["predictor"], cases["class"])) == {
+        ("P_invert", "L4"),
+        ("P_invert_linear", "L4lin"),
+    }
+    main = x1[x1["frontier_budget"]]
+    for (pred, beta), g in cases.groupby(["predictor", "beta"]):
+        (i,) = np.flatnonzero((main["predictor"] == pred) & (main["beta"] == beta))
+        row = main.iloc[i]
+        assert g["clean_std"].eq(row["clean_std"]).all()
+        assert np.mean(g["sigma_exact"].notna()) == row["rate_clean"]
+    np.testing.assert_allclose(cases["sigma_exact_rel"], cases["sigma_exact"] / cases["clean_std"])
+    assert sorted(cases[cases["predictor"] == "P_invert"]["seed"].unique()) == FCFG["seeds"]
+
+
+def test_x1_teachers_bound_the_curves_rate():
+    """At a grid σ no larger than the least σ_exact of a curve's cases, every case is exact, so
+    the rate there is 1: σ95 is at least the least σ_exact (when every case is exact clean)."""
+    x1, cases = boundaries_tables(FCFG, {**BCFG, "n_seqs": []}, 0)
+    for (pred, beta), g in cases.groupby(["predictor", "beta"]):
+        least = g["sigma_exact"].min()
+        if g["sigma_exact"].notna().all() and np.isfinite(least) and least > 0:
+            (i,) = np.flatnonzero((x1["predictor"] == pred) & (x1["beta"] == beta))
+            assert x1["sigma95"].iloc[i] >= least

@@ -200,9 +200,9 @@ def test_every_artifacts_config_hash_resolves_to_a_stored_config(run_a):
 def test_training_logs_show_progress(run_a):
     run_dir, _ = run_a
     logs = sorted((run_dir / "logs" / "train").glob("*.log"))
-    # 6 jobs of the grid (each trains its chunk's sweep, then its static students) and the
-    # exploratory one by beta
-    assert len(logs) == 7
+    # 6 jobs of the grid (each trains its chunk's sweep, then its static students), the
+    # exploratory one by beta and C8 under distortion
+    assert len(logs) == 8
     others = ("frontier", "boundaries", "c8_by_beta")  # boundaries: ~50 s at paper scale
     predict = sorted((run_dir / "logs" / "predict").glob("*.log"))  # the predict_part jobs
     assert predict
@@ -287,15 +287,17 @@ _FRONTIER = {
 } | _AFTER
 #: the exploratory training job (C8 by beta) and its table
 _BETA = {"train_beta", "c8_by_beta"} | _AFTER
+#: C8 under distortion (registration v4's table): the seed, task, train and device sections
+_DISTORTION = {"train_distortion"} | _AFTER
 #: top-level section -> (edit, the rules `snakemake -n` must plan). Task files are kept (not
 #: temp()), so a stage whose section changed reruns alone with what reads its outputs: no job
 #: before it is made again (measured on the quick run, 2026-12-06)
 PLANNED_BY_SECTION = {
     "threads": ({"threads": 2}, set()),  # in no digest: nothing
     "malloc_retain_mb": ({"malloc_retain_mb": 64}, set()),  # speed only, in no digest
-    "seed": ({"seed": 1}, {"tasks"} | _BOUNDS | _PREDICT | _FRONTIER | _BETA),
-    "device": ({"device": "auto"}, _TRAIN | _BETA),  # quick.yaml: cpu
-    "task": ({"task": {"kappa": 2.5}}, {"tasks"} | _BOUNDS | _PREDICT | _BETA),
+    "seed": ({"seed": 1}, {"tasks"} | _BOUNDS | _PREDICT | _FRONTIER | _BETA | _DISTORTION),
+    "device": ({"device": "auto"}, _TRAIN | _BETA | _DISTORTION),  # quick.yaml: cpu
+    "task": ({"task": {"kappa": 2.5}}, {"tasks"} | _BOUNDS | _PREDICT | _BETA | _DISTORTION),
     "bounds": ({"bounds": {"n_seqs": 96}}, _BOUNDS),
     # the best-known bounds' settings are in no digest but best_bounds' (STAGE_OMITS in
     # workflow/rules/common.smk): v2's bounds and training stand
@@ -304,10 +306,10 @@ PLANNED_BY_SECTION = {
         # no figure reads tables/bounds.csv
         {"best_bounds", "collect_bounds", "claims", "provenance"},
     ),
-    "train": ({"train": {"checkpoints": 7}}, _TRAIN | _BETA),
+    "train": ({"train": {"checkpoints": 7}}, _TRAIN | _BETA | _DISTORTION),
     "train.classes.default.lr": (
         {"train": {"classes": {"default": {"lr": 2.0e-2}}}},
-        _TRAIN | _BETA,
+        _TRAIN | _BETA | _DISTORTION,
     ),
     "predict": ({"predict": {"clip": 1.0e-11}}, _PREDICT | _FRONTIER),
     "frontier": ({"frontier": {"kappa": 2.5}}, _FRONTIER),
@@ -347,7 +349,7 @@ def test_an_lr_edit_on_the_command_line_reruns_training_only(run_a):
     """The README's way (`--config 'train={...}'`): the same jobs as the file's edit."""
     lr = 'train={"classes":{"default":{"lr":2.0e-2}}}'
     jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", overrides=[lr]))
-    assert set(jobs) == _TRAIN | _BETA and jobs["train"] == 6, jobs
+    assert set(jobs) == _TRAIN | _BETA | _DISTORTION and jobs["train"] == 6, jobs
 
 
 def test_a_run_without_its_task_files_is_up_to_date_until_an_edit_needs_them(run_a):
@@ -361,7 +363,7 @@ def test_a_run_without_its_task_files_is_up_to_date_until_an_edit_needs_them(run
         assert planned(smk("-n", "reproduce-all", run_name="pytest_a")) == {}
         lr = 'train={"classes":{"default":{"lr":2.0e-2}}}'
         jobs = planned(smk("-n", "reproduce-all", run_name="pytest_a", overrides=[lr]))
-        assert set(jobs) == {"tasks"} | _BOUNDS | _PREDICT | _BETA, sorted(jobs)
+        assert set(jobs) == {"tasks"} | _BOUNDS | _PREDICT | _BETA | _DISTORTION, sorted(jobs)
     finally:
         aside.rename(tasks)
 

@@ -36,6 +36,8 @@ rule claims:
         train_metrics=f"{TABLES}/train_metrics.parquet",
         X1_boundaries=f"{TABLES}/X1_boundaries.csv",
         X2_c8_by_beta=f"{TABLES}/X2_c8_by_beta.csv",
+        X1_teachers=f"{TABLES}/X1_teachers.csv",
+        C8_distortion=DISTORTION_TABLE,
         bounds=f"{TABLES}/bounds.csv",
         X1_teachers=f"{TABLES}/X1_teachers.csv",
         C8_distortion=f"{TABLES}/C8_distortion.parquet",

@@ -236,6 +236,7 @@ def get_artifacts():
         *(path for t in TRAIN_TABLES for path in train_outputs(t)),
         *train_factor_files(),  # the students' factors the best bounds start from
         BETA_TRAIN,  # the exploratory training job (exploratory.smk)
+        DISTORTION_TABLE,  # C8 under distortion (train.smk; claims registration v4)
     ]
 
 
@@ -304,6 +305,7 @@ STAGE_READS = {
     "frontier": ("seed", "frontier", "predict"),
     "boundaries": ("seed", "frontier", "predict", "exploratory"),
     "train_beta": ("seed", "task", "train", "device", "exploratory"),
+    "train_distortion": ("seed", "task", "train", "device"),  # and v4.C8.conditions (claims)
     "c8_by_beta": ("seed", "task", "exploratory"),
     "floor_aware": ("seed", "task", "predict", "frontier", "exploratory"),
     "analyses": ("predict",),

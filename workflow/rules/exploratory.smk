@@ -7,11 +7,13 @@ BETA_TRAIN = f"{RUN}/train/L4/full_rank_beta.metrics.parquet"
 
 
 rule boundaries:
-    """Noise tolerance σ50/σ95 of every data-only predictor, by n, β and data budget B."""
+    """Noise tolerance σ50/σ95 of every data-only predictor, by n, β and data budget B, and
+    σ_exact of every teacher of P_invert and its linear twin (X1_teachers)."""
     input:
         code=package_code("frontier", "predict"),
     output:
-        report(f"{TABLES}/X1_boundaries.csv", **REPORT["X1_table"]),
+        boundaries=report(f"{TABLES}/X1_boundaries.csv", **REPORT["X1_table"]),
+        teachers=f"{TABLES}/X1_teachers.csv",
     log:
         f"{RUN}/logs/boundaries.log",
     benchmark:

@@ -14,6 +14,7 @@ ANALYSIS_OUTPUTS = [
     f"{TABLES}/T3_estimators.csv",
     f"{TABLES}/T4_frontier.csv",
     f"{TABLES}/X1_boundaries.csv",
+    f"{TABLES}/X1_teachers.csv",
     f"{TABLES}/X2_c8_by_beta.csv",
     f"{TABLES}/X3_floor_aware.csv",
     *FIGURE_FILES,

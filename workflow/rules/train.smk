@@ -48,3 +48,35 @@ rule collect_train:
         "../../envs/compute.yaml"
     script:
         "../scripts/collect_train.py"
+
+
+#: C8 under distortion (claims registration v4; src/entropic_bound/train/distortion.py)
+DISTORTION_TABLE = f"{RUN}/tables/C8_distortion.parquet"
+
+from entropic_bound.train.distortion import distortion_conditions  # noqa: E402  no torch
+
+
+rule train_distortion:
+    """Full-rank students on every L4 task's L4 targets at each β of v4.C8.conditions and on its
+    L3 twin (same A, V, X), noisy and at a budget of n·d sequences (one job, as train_beta)."""
+    input:
+        code=package_code("train/distortion"),
+    output:
+        DISTORTION_TABLE,
+    log:
+        f"{RUN}/logs/train/L4_distortion.log",
+    benchmark:
+        f"{RUN}/benchmarks/train/L4_distortion.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: config["threads"]
+    resources:
+        mem_mb=by_attempt(train_mem_mb()),
+        runtime=by_attempt(train_runtime()),
+        gpu=train_gpus(),
+    params:
+        reads=reads("train_distortion"),
+        # config/claims.yaml's v4.C8.conditions: an edit of them reruns this job alone
+        conditions=distortion_conditions(CLAIMS),
+    script:
+        "../scripts/train_distortion.py"

@@ -1,4 +1,5 @@
-"""Rule `boundaries`: σ50/σ95 of every data-only predictor (exploratory: no verdict)."""
+"""Rule `boundaries`: σ50/σ95 of every data-only predictor (exploratory: no verdict), and σ_exact
+of every teacher of P_invert and its linear twin (X1_teachers)."""
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
@@ -6,13 +7,13 @@ from entropic_bound.config.provenance import provenance
 from entropic_bound.core.io import write_table
 from entropic_bound.core.progress import heartbeat
 from entropic_bound.core.runner import run
-from entropic_bound.frontier.boundaries import boundaries_table
+from entropic_bound.frontier.boundaries import boundaries_tables
 
 
 def main(sm):
     p, claims = sm.config["predict"], sm.params.claims
     with heartbeat("boundaries (n, budget) cells") as hb:
-        df = boundaries_table(
+        df, teachers = boundaries_tables(
             sm.config["frontier"],
             sm.config["exploratory"]["boundaries"],
             sm.config["seed"],
@@ -21,7 +22,9 @@ def main(sm):
             clip=p["clip"],
             progress=hb.update,
         )
-    write_table(df, sm.output[0], provenance(sm.config, rule="boundaries"))
+    prov = provenance(sm.config, rule="boundaries")
+    write_table(df, sm.output.boundaries, prov)
+    write_table(teachers, sm.output.teachers, prov)
 
 
 run(main, snakemake)  # noqa: F821

@@ -19,6 +19,9 @@ kept bitwise (every cached table depends on them), so each is a named function h
 * ``noisy_copy``: (base seed, r*, task seed, :data:`NOISY_COPY`) seeds numpy's generator
   directly through the key's SeedSequence (not through a 32-bit word): the noise of the
   noisy copies of the data-only predictions.
+* ``distortion_noise``: (base seed, :data:`DISTORTION_NOISE`, r*, task seed), integer words: the
+  unit noise of the distorted targets of an L4 task (train/distortion.py), kept apart from the
+  task's own stream.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import torch
 FRONTIER_INPUTS = 7919
 FRONTIER_KERNEL = 104729
 NOISY_COPY = 31337
+DISTORTION_NOISE = 15485863
 #: the word that keeps the random starts of the best-known bounds apart from the students' streams
 BOUND_START = "bound_start"
 
@@ -68,3 +72,7 @@ def frontier_stream(base_seed: int, tag: int, *key: int) -> torch.Generator:
 
 def noisy_copy_rng(base_seed: int, r_star: int, seed: int) -> np.random.Generator:
     return np.random.default_rng([base_seed, r_star, seed, NOISY_COPY])
+
+
+def distortion_noise_stream(base_seed: int, r_star: int, seed: int) -> torch.Generator:
+    return torch_stream(base_seed, DISTORTION_NOISE, r_star, seed)

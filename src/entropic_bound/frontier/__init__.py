@@ -16,5 +16,7 @@ _EXPORTS = {
     "noise_tolerance": "boundaries",
     "Curve": "boundaries",
     "boundaries_table": "boundaries",
+    "boundaries_tables": "boundaries",
+    "teacher_rows": "teachers",
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -23,6 +23,9 @@ Besides P_attn and P_invert as published, two variants isolate the mechanisms th
   class ``L4lin``), with no log: the gap to P_invert is the log's doing.
 * ``P_invert_V=I`` (kernel–value identifiability): P_invert assuming V = I on data whose value
   map is the unknown Haar V.
+
+Per teacher (X1_teachers: frontier/teachers.py): each case's own tolerance of P_invert and its
+linear twin, scanned on the same grid with the same curves (:func:`boundaries_tables`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import torch
 from entropic_bound.core.estimators import DEFAULT_TOL, estimate, round_rank
 from entropic_bound.core.progress import report
 from entropic_bound.frontier.grid import frontier_inputs, frontier_kernel, qk_logits, qk_operator
+from entropic_bound.frontier.teachers import TEACHER_PREDICTORS, teacher_rows, teachers_frame
 from entropic_bound.predict.attention import (
     attention_native_eig,
     attention_native_gram,
@@ -129,23 +133,35 @@ def noise_tolerance(
 class Curve:
     """One predictor on one data setting, every r* × seed stacked along a case axis G.
 
-    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``; ``spectrum_at(σ) -> [G, k]``, the
-    predictor's spectrum on Y = clean + σE.
+    ``clean: [G, B, n, d]`` (for its std), ``r_star: [G]``, ``seed: [G]`` (the cases' seeds,
+    for X1_teachers: teachers.py); ``spectrum_at(σ) -> [G, k]``, the predictor's spectrum on
+    Y = clean + σE.
     """
 
-    def __init__(self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float):
+    def __init__(
+        self, key: dict, clean, r_star, spectrum_at, estimator: str, tol: float, seed=None
+    ):
         self.key, self.clean = key, clean
         self.r_star = np.asarray(r_star, dtype=np.float64)
+        self.seed = seed
         self.spectrum_at, self.estimator, self.tol = spectrum_at, estimator, tol
         self.cache: dict[float, float] = {}
+        self.exact: dict[float, np.ndarray] = {}
+
+    def hits(self, sigma: float) -> np.ndarray:
+        """[G] bool: each case's rounded estimate is r* at noise σ (cached; all False when the
+        spectrum is not finite)."""
+        if sigma not in self.exact:
+            spec = self.spectrum_at(sigma).numpy()
+            r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
+            hit = np.zeros(len(self.r_star), bool) if r is None else round_rank(r) == self.r_star
+            self.exact[sigma] = hit
+        return self.exact[sigma]
 
     def rate(self, sigma: float) -> float:
         """Exact rate at noise σ (cached: bisections of σ₅₀ and σ₉₅ share evaluations)."""
         if sigma not in self.cache:
-            spec = self.spectrum_at(sigma).numpy()
-            r = estimate(spec, self.estimator, tol=self.tol) if np.isfinite(spec).all() else None
-            hit = np.zeros(len(self.r_star)) if r is None else round_rank(r) == self.r_star
-            self.cache[sigma] = float(np.mean(hit))
+            self.cache[sigma] = float(np.mean(self.hits(sigma)))
         return self.cache[sigma]
 
     def boundaries(
@@ -194,6 +210,7 @@ class _CellCases:
     Xp: torch.Tensor | None = None  # token X⁺: [G, B, d, n]
     NE: torch.Tensor | None = None  # E X⁺: [G, B, n, n]
     JX: torch.Tensor | None = None  # the centred tokens J X: [G, B, n, d]
+    seed: np.ndarray | None = None  # [G] each case's frontier seed
 
 
 def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
@@ -212,6 +229,7 @@ def _cell_cases(fcfg: dict, base_seed: int, n: int, n_seqs: int) -> _CellCases:
     XAX = X @ A @ X.transpose(-1, -2)
     pinv = attention_native_pinv(X)
     cell = _CellCases(n, d, n_seqs, X, E, V, XAX, r_star, pinv, invertible=False)
+    cell.seed = np.array([s for s in fcfg["seeds"] for _ in r_stars])
     if n <= d and n_seqs * n * (n - 1) >= d * d:
         cell.invertible = True
         cell.chol = torch.cat(
@@ -298,7 +316,7 @@ def _curves_of_cell(
     d, base = cell.d, {"d": cell.d, "n": n, "n_seqs": n_seqs}
 
     def curve(key: dict, clean: torch.Tensor, spectrum_at: Callable) -> Curve:
-        return Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol)
+        return Curve({**base, **key}, clean, cell.r_star, spectrum_at, estimator, tol, cell.seed)
 
     for cls in fcfg["classes"]:
         for beta in betas if cls == "L4" else [None]:
@@ -337,8 +355,29 @@ def boundaries_table(
     every β. At the other budgets of ``bcfg["n_seqs"]``: the n and β of ``bcfg["budget_n"]``,
     ``bcfg["budget_beta"]``. ``progress(done, total)`` is called after each (B, n) cell.
     """
+    args = (fcfg, bcfg, base_seed, estimator, tol, clip, progress)
+    return _tables(*args, teachers=False)[0]
+
+
+def boundaries_tables(
+    fcfg: dict,
+    bcfg: dict,
+    base_seed: int = 0,
+    estimator: str = "energy_0.99",
+    tol: float = DEFAULT_TOL,
+    clip: float = DEFAULT_CLIP,
+    progress=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """X1_boundaries (:func:`boundaries_table`, the same rows bitwise) and X1_teachers: σ_exact
+    of every case of P_invert and P_invert_linear at the frontier's B (the n ≤ d cells of
+    ``bcfg["n"]``, every β; columns ``teachers.TEACHER_COLUMNS``), scanned on the same σ grid with
+    the same spectra, after each curve's σ₅₀ and σ₉₅ (whose evaluations it reuses)."""
+    return _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers=True)
+
+
+def _tables(fcfg, bcfg, base_seed, estimator, tol, clip, progress, teachers: bool):
     grid = log_grid(bcfg["sigma_min"], bcfg["sigma_max"], bcfg["per_decade"])
-    rows, hints = [], {}
+    rows, hints, per_case = [], {}, []
     cells = []
     for B in sorted({fcfg["n_seqs"], *bcfg["n_seqs"]}):
         main = B == fcfg["n_seqs"]
@@ -355,9 +394,13 @@ def boundaries_table(
             row, found = c.boundaries(grid, QUANTILES if main else (0.5,), hints.get(key))
             hints[key] = found
             rows.append({**row, "frontier_budget": main})
+            # after the row: its n_evals counts the bisections' evaluations alone
+            if teachers and main and c.key["predictor"] in TEACHER_PREDICTORS:
+                per_case += teacher_rows(c, grid)
         report(progress, done, len(cells))
+    cases = teachers_frame(per_case)
     if not rows:  # the config asks for no curve (the large configs)
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=COLUMNS), cases
     out = pd.DataFrame(rows)
     order = ["predictor", "class", "value_map", "n", "beta", "n_seqs"]
-    return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS]
+    return out.sort_values(order, na_position="first").reset_index(drop=True)[COLUMNS], cases
