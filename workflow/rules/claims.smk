@@ -39,8 +39,6 @@ rule claims:
         X1_teachers=f"{TABLES}/X1_teachers.csv",
         C8_distortion=DISTORTION_TABLE,
         bounds=f"{TABLES}/bounds.csv",
-        X1_teachers=f"{TABLES}/X1_teachers.csv",
-        C8_distortion=f"{TABLES}/C8_distortion.parquet",
         code=package_code("claims", "analysis", "exploratory/beyond"),
     output:
         csv=report(f"{TABLES}/claims.csv", **REPORT["T1"]),
