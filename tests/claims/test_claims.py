@@ -152,7 +152,7 @@ def test_load_tables_maps_absent_files_to_none(tmp_path, good, thresholds):
     assert table["C1"] == MISSING and table["C5"] == MISSING
 
 
-# ---------------------------------------------------------------- the logic gaps of issue 14
+# ------------------------------------------ the logic gaps closed in 192a7a6 (2026-12-03)
 # Each fabricated world below used to yield "reproduced" (checked against the code before the
 # fix); the verdict now fails or goes missing.
 
