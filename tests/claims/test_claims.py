@@ -176,12 +176,16 @@ def test_c5_absent_task_does_not_hide_a_failure(thresholds):
     assert row["verdict"] == NOT_REPRODUCED
 
 
-def test_c6_nan_static_risk_fails_the_trend(thresholds):
-    """A NaN static-student R on a λ rung was averaged away (skipna); now the rung's mean is
-    NaN, its Spearman is NaN and the trend check fails."""
+def test_c6_nan_static_risk_leaves_the_trend_to_the_bounding_rule(thresholds):
+    """A NaN static-student R on a λ rung was averaged away (skipna), then failed the trend
+    outright. The rung's mean is now unknown: with the other rungs rising, a value there keeps
+    Spearman ≥ 0.9 and another breaks it, so the trend is missing input, naming the tasks; with
+    the other rungs falling (C6 broken) no value saves it."""
     row = CLAIMS["C6"](fabricate(broken={"C6_nan"}), thresholds)
-    assert row["verdict"] == NOT_REPRODUCED
+    assert row["verdict"] == MISSING
     assert "Spearman(λ, static R) = n/a" in row["measured"]
+    assert "unknown on λ = 0.5; 3 unknown tasks (no row or NaN): Lam0.50_r1_s0" in row["measured"]
+    assert CLAIMS["C6"](fabricate(broken={"C6_nan", "C6"}), thresholds)["verdict"] == NOT_REPRODUCED
 
 
 def test_c8_competitors_come_from_claims_yaml(thresholds):
