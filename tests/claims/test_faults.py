@@ -27,6 +27,7 @@ from entropic_bound.claims.verdict import (  # noqa: E402
     MISSING,
     NOT_REPRODUCED,
     TABLE_FILES,
+    Claim,
     bound,
     bounded,
 )
@@ -183,7 +184,10 @@ def test_an_exception_inside_a_claim_is_its_missing_input(
     claims, judged, tmp_path_factory, monkeypatch, registration
 ):
     """Any exception (not only the four once caught, and in every registration) becomes that
-    claim's one missing-input row, with its type and message on one line."""
+    claim's one missing-input row, with its type and message on one line. A registration whose
+    claims are data (v4) is faulted one line at a time instead (tests/claims/test_v4.py)."""
+    if type(next(iter(REGISTRY[registration].values()))) is not Claim:
+        pytest.skip(f"{registration}'s claims evaluate sub-claims: faulted in test_v4.py")
     good = judged(None)
     cid = next(iter(REGISTRY[registration]))
 

@@ -169,7 +169,8 @@ def evaluate_subclaim(entry: dict, tables: Mapping, claims: dict, run: dict | No
             return sel
         return _decide(entry, sel, s)
     except Exception as exc:  # noqa: BLE001  one line's fault is that line's missing input
-        return Check(None, f"missing input: {type(exc).__name__}: {exc}", name=entry["id"])
+        why = " ".join(str(exc).split())[:200]  # one line
+        return Check(None, f"missing input: {type(exc).__name__}: {why}", name=entry["id"])
 
 
 def _v3_word(checks: list[Check]) -> str:
