@@ -28,7 +28,7 @@ reproduce: $(STAMP)  ## paper scale (or CONFIG=...), every figure, table and cla
 verify: $(STAMP)  ## results/paper against the shipped reference, within measured tolerances (docs/reproducibility.md)
 	$(BIN)/entropic-bound verify results/paper
 
-quick: $(STAMP)  ## CI scale, about two minutes
+quick: $(STAMP)  ## CI scale, 30-40 s on 2 cores (docs/notebook.md)
 	$(SMK) reproduce-all --cores all --configfile config/quick.yaml
 
 test: $(STAMP)  ## lint, unit and property tests, the quick pipeline end to end

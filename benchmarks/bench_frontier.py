@@ -1,6 +1,6 @@
 """Frontier-grid benchmark: wall time of the paper-scale grid (no training), median of 3.
 
-Prints one JSON line. The issue's target is < 60 s on 2 cores. ``--config`` takes any run
+Prints one JSON line. The target is < 60 s on 2 cores (docs/performance.md, Targets). ``--config`` takes any run
 config (an overlay such as config/scale/d32.yaml too); ``--n`` and ``--seeds`` keep part of its
 grid (e.g. ``--config config/large.yaml --n 64 --seeds 0``: one d = 64 block in ~40 s).
 ``--p-attn-sigma formed,linear`` times both routes of P_attn's noisy copies in each repeat,

@@ -1,4 +1,4 @@
-/* Low-rank products in the fused kernel (issue 11, item 7): per sequence, the bilinear term of a
+/* Low-rank products in the fused kernel (docs/notebook.md, 2026-12-03): per sequence, the bilinear term of a
  * rank-r student's operator, forward and backward, computed two ways with the kernel's own
  * products (this file #includes _fused_step.c, so the tiles and loops are the kernel's):
  *

@@ -1,4 +1,4 @@
-"""Benchmark of ``entropic-bound predict`` at the issue's target scale.
+"""Benchmark of ``entropic-bound predict`` at its target scale.
 
 Target: 100,000 sequences of n = d = 64 in <= 10 s on 2 cores with <= 4 GB of memory.
 

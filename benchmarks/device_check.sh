@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check, as one script (about 8 minutes on one data-centre GPU): what the CUDA path is
-# asked to do, run where a GPU is lent for a few minutes. Usage: benchmarks/device_check.sh OUTDIR
+# asked to do, run where a GPU is available for a few minutes. Usage: benchmarks/device_check.sh OUTDIR
 #
 #   env.txt                 GPU, driver, torch/numpy/pandas versions, CPU cores
 #   pytest.txt              the CUDA tests (tests/train/test_engine.py -k cuda: training on the GPU

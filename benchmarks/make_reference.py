@@ -4,6 +4,7 @@ the tables, e.g. a new claims column or a new table).
     python benchmarks/make_reference.py [results/paper] [--out benchmarks/reference/paper]
 
 Copies every CSV table of ``<run>/tables/`` byte for byte into ``<out>/<table>.csv.gz``
+and the run's data-only spectra into ``<out>/predict_spectra.parquet``
 (gzip without a timestamp, so that rerunning on the same tables rewrites the same bytes),
 removes reference tables the run no longer has, and writes ``<out>/MANIFEST.json`` (the run's
 config hash and commit from its provenance.json, the CPU, each table's sha256 and row count).
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from entropic_bound.core.io import atomic_path
 from entropic_bound.train.fused import cpu_summary
+from entropic_bound.verify.rules import SPECTRA_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 #: tables whose cross-CPU tolerance has not been measured (benchmarks/measure_tolerances.py):
@@ -83,6 +85,11 @@ def main(argv=None) -> int:
     for stale in out.glob("*.csv.gz"):
         if stale.name not in keep:
             stale.unlink()
+    # the data-only spectra: verify reads the margins of P_attn's and P_static's rank decisions
+    # from them (docs/reproducibility.md, "Decisions made by a threshold")
+    spectra = run / "predict" / "spectra.parquet"
+    if spectra.is_file():
+        (out / SPECTRA_FILE).write_bytes(spectra.read_bytes())
     with atomic_path(out / "MANIFEST.json") as tmp:
         tmp.write_text(json.dumps(manifest(run, tables), indent=2, sort_keys=True) + "\n")
     print(

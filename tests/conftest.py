@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(config, items):
 
 # Arrow's native thread pools (behind the parquet reads in test_workflow) can abort the process
 # while Python tears down, after every test has passed and the summary is printed
-# (apache/arrow#34314). The session's exit status is kept and the process ends with it through
+# (apache/arrow#34314). The pytest session's exit status is kept and the process ends with it through
 # runner.finish, without that teardown.
 _EXIT_STATUS = []
 

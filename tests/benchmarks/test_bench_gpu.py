@@ -1,5 +1,5 @@
-"""The GPU benchmark and the knee comparison, run here on the CPU (``--device cpu``): a session
-that is lent a GPU has minutes on it, so the script it runs there is tested where there is none."""
+"""The GPU benchmark and the knee comparison, run here on the CPU (``--device cpu``): time on a GPU
+comes in minutes, so the script run there is tested where there is none."""
 
 import importlib.util
 import json

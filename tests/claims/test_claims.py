@@ -152,7 +152,7 @@ def test_load_tables_maps_absent_files_to_none(tmp_path, good, thresholds):
     assert table["C1"] == MISSING and table["C5"] == MISSING
 
 
-# ---------------------------------------------------------------- the logic gaps of issue 14
+# ------------------------------------------ the logic gaps closed in 192a7a6 (2026-12-03)
 # Each fabricated world below used to yield "reproduced" (checked against the code before the
 # fix); the verdict now fails or goes missing.
 
@@ -176,12 +176,16 @@ def test_c5_absent_task_does_not_hide_a_failure(thresholds):
     assert row["verdict"] == NOT_REPRODUCED
 
 
-def test_c6_nan_static_risk_fails_the_trend(thresholds):
-    """A NaN static-student R on a λ rung was averaged away (skipna); now the rung's mean is
-    NaN, its Spearman is NaN and the trend check fails."""
+def test_c6_nan_static_risk_leaves_the_trend_to_the_bounding_rule(thresholds):
+    """A NaN static-student R on a λ rung was averaged away (skipna), then failed the trend
+    outright. The rung's mean is now unknown: with the other rungs rising, a value there keeps
+    Spearman ≥ 0.9 and another breaks it, so the trend is missing input, naming the tasks; with
+    the other rungs falling (C6 broken) no value saves it."""
     row = CLAIMS["C6"](fabricate(broken={"C6_nan"}), thresholds)
-    assert row["verdict"] == NOT_REPRODUCED
+    assert row["verdict"] == MISSING
     assert "Spearman(λ, static R) = n/a" in row["measured"]
+    assert "unknown on λ = 0.5; 3 unknown tasks (no row or NaN): Lam0.50_r1_s0" in row["measured"]
+    assert CLAIMS["C6"](fabricate(broken={"C6_nan", "C6"}), thresholds)["verdict"] == NOT_REPRODUCED
 
 
 def test_c8_competitors_come_from_claims_yaml(thresholds):
@@ -197,19 +201,28 @@ def test_c8_competitors_come_from_claims_yaml(thresholds):
     assert CLAIMS["C8"](tables, narrow)["verdict"] == REPRODUCED
 
 
-def test_c8_nan_spectrum_fails_instead_of_raising(thresholds):
-    """A diverged student's NaN spectrum made the estimators raise (the claims job crashed)."""
+def test_c8_nan_spectrum_is_missing_input_instead_of_raising(thresholds):
+    """A diverged student's NaN spectrum made the estimators raise (the claims job crashed),
+    then read as a failure. Three NaN students of twelve decide C8 either way (9/12 exact
+    with them missed, 12/12 with them exact): missing input, naming them (bounding rule)."""
     row = CLAIMS["C8"](fabricate(broken={"C8_nan"}), thresholds)
-    assert row["verdict"] == NOT_REPRODUCED
+    assert row["verdict"] == MISSING
     assert "r_E(0.99) mean |err| n/a" in row["measured"]
     assert "exact 9/12" in row["measured"]  # one NaN student per r*
+    assert "3 unknown students (no row or NaN): L4_r1_s0/seed 0" in row["measured"]
 
 
-def test_c7_nan_spectrum_is_a_miss(thresholds):
+def test_c7_nan_spectrum_is_unknown_not_a_miss(thresholds):
     row = CLAIMS["C7"](fabricate(broken={"C8_nan"}), thresholds)
-    assert row["verdict"] == NOT_REPRODUCED
+    assert row["verdict"] == MISSING
     assert "L4 learned r_E(0.99) = r*: exact 9/12" in row["measured"]
-    assert "3 NaN spectra (counted as failures)" in row["measured"]
+    assert "3 unknown students (no row or NaN)" in row["measured"]
+
+
+def test_c8_nan_spectrum_does_not_hide_a_failure(thresholds):
+    """With r_E inexact on every learned L4 kernel, no value of the NaN students saves it."""
+    row = CLAIMS["C8"](fabricate(broken={"C8_nan", "C8"}), thresholds)
+    assert row["verdict"] == NOT_REPRODUCED
 
 
 def test_c8_tie_tolerance_is_read_from_the_config(thresholds):

@@ -94,20 +94,38 @@ def test_clopper_pearson_properties(kn):
     assert lo == pytest.approx(1 - hi2, abs=1e-9) and hi == pytest.approx(1 - lo2, abs=1e-9)
 
 
+def _same(got: dict, want: dict) -> bool:
+    """Dicts equal with NaN equal to NaN."""
+    nan = lambda x: isinstance(x, float) and math.isnan(x)  # noqa: E731
+    return got.keys() == want.keys() and all(
+        (nan(got[k]) and nan(want[k])) or got[k] == want[k] for k in want
+    )
+
+
 def test_combine_against_the_claim():
-    units = pd.Series(["a", "a", "b", "b", "c"])
-    out = pd.Series([True, False, True, True, np.nan], dtype="object")
-    assert dict(theory_v3.combine(out, units)) == {"a": False, "b": True, "c": False}
-    hits = pd.Series([False, True, False, False, np.nan], dtype="object")
-    assert dict(theory_v3.combine(hits, units, at_most=True)) == {"a": True, "b": False, "c": True}
+    """A deciding kernel decides its unit; otherwise a NaN kernel leaves the unit unknown (it
+    used to be a miss, which let a NaN alone fail a rate)."""
+    units = pd.Series(["a", "a", "b", "b", "c", "d", "d"])
+    out = pd.Series([True, False, True, True, np.nan, np.nan, False], dtype="object")
+    got = dict(theory_v3.combine(out, units))
+    assert _same(got, {"a": False, "b": True, "c": math.nan, "d": False})
+    hits = pd.Series([False, True, False, False, np.nan, np.nan, True], dtype="object")
+    got = dict(theory_v3.combine(hits, units, at_most=True))
+    assert _same(got, {"a": True, "b": False, "c": math.nan, "d": True})
 
 
 def test_universal_check_one_counter_example_decides_at_any_n():
     one = theory_v3.universal_check("x", pd.Series([False], index=["t"]), "w")
     assert one.passed is False and "counter-examples: t" in one.measured
     assert theory_v3.universal_check("x", pd.Series([True] * 3), "w").passed is True
-    nan = theory_v3.universal_check("x", pd.Series([True, np.nan], dtype="object"), "w")
-    assert nan.passed is False and "1 missing or NaN" in nan.measured
+    # a NaN without a counter-example is undecided (it used to be a failure), and named
+    nan = theory_v3.universal_check(
+        "x", pd.Series([True, np.nan], index=["t", "u"], dtype="object"), "w"
+    )
+    assert nan.passed is None and "1 unknown tasks (no row or NaN): u" in nan.measured
+    # a counter-example decides whatever the unknown units are
+    bad = pd.Series([False, np.nan], index=["t", "u"], dtype="object")
+    assert theory_v3.universal_check("x", bad, "w").passed is False
     assert theory_v3.universal_check("x", pd.Series([], dtype=bool), "w").passed is None
 
 
@@ -115,11 +133,15 @@ def test_rate_check_denominator_and_nan():
     nine = theory_v3.rate_check("x", pd.Series([True] * 9), 0.9, V3, "w", "q")
     assert nine.passed is None and nine.status == INSUFFICIENT
     ten = pd.Series([True] * 9 + [np.nan], dtype="object")
-    miss = theory_v3.rate_check("x", ten, 0.9, V3, "w", "q", missing=1)
-    assert miss.passed is True and "9/10" in miss.measured and "1 missing" in miss.measured
-    # an "at most" rate: the NaN counts as a hit, against the claim
+    miss = theory_v3.rate_check("x", ten, 0.9, V3, "w", "q")
+    assert miss.passed is True and "9/10" in miss.measured and "1 unknown" in miss.measured
+    # an "at most" rate: 1/10 hits passes ≤ 0.1, 2/10 does not; the NaN alone decides, so the
+    # rate is undecided (it used to be a failure: the NaN counted as a hit)
     low = pd.Series([False] * 8 + [True, np.nan], dtype="object")
-    assert theory_v3.rate_check("x", low, 0.1, V3, "w", "q", at_most=True).passed is False
+    assert theory_v3.rate_check("x", low, 0.1, V3, "w", "q", at_most=True).passed is None
+    # two known hits fail it whatever the NaN is
+    two = pd.Series([False] * 7 + [True, True, np.nan], dtype="object")
+    assert theory_v3.rate_check("x", two, 0.1, V3, "w", "q", at_most=True).passed is False
     # no registered unit at all (a config without the rung): missing input, not "insufficient"
     none = theory_v3.rate_check("x", pd.Series([], dtype=bool), 0.9, V3, "w", "q")
     assert none.passed is None and none.status is None and "no registered tasks" in none.measured
@@ -196,23 +218,34 @@ def test_validations_carry_no_verdict_weight(claims):
     assert row["verdict"] == REPRODUCED and "[validation]" in row["measured"]
 
 
-def test_nan_attention_estimate_counts_as_a_match(claims):
-    """A NaN P_static on L4 is not evidence that the naive transfer fails (§5c)."""
+def test_nan_attention_estimate_is_never_a_miss(claims):
+    """A NaN P_static on L4 is not evidence that the naive transfer fails (§5c): counted as a
+    match (against the claim) the rate fails, counted as a miss it passes, so the check is
+    undecided, not passed (it used to fail outright: a NaN alone deciding the verdict)."""
     world, run = planted_world(), planted_run()
     p = world["data_only_predictions"]
     nan = (p["class"] == "L4") & (p["predictor"] == "P_static")
     world["data_only_predictions"] = p.assign(r_hat=np.where(nan, np.nan, p["r_hat"]))
     checks = {c.name: c for c in CLAIMS_V3["C6"].evaluate(world, claims, run)}
-    assert checks["C6 attention rungs miss"].passed is False
+    assert checks["C6 attention rungs miss"].passed is None
+    assert (
+        "12 unknown tasks (no row or NaN): L4_r1_s0" in checks["C6 attention rungs miss"].measured
+    )
+    assert CLAIMS_V3["C6"](world, claims, run)["verdict"] == MISSING
 
 
-def test_a_registered_task_without_rows_counts_against(claims):
+def test_a_registered_task_without_rows_is_unknown_and_named(claims):
+    """A universal check with one task absent and the others passing is undecided (it used to
+    fail: a missing input read as "not reproduced"); a rate that passes even with the task
+    counted against the claim (11/12 ≥ 90 %) is decided, and names it."""
     world, run = planted_world(), planted_run()
     m = world["train_metrics"]
     world["train_metrics"] = m[m["task_id"] != "L3_r2_s1"]
     checks = {c.name: c for c in CLAIMS_V3["C7"].evaluate(world, claims, run)}
-    assert checks["C7 achievability (L3)"].passed is False
+    assert checks["C7 achievability (L3)"].passed is None
     assert "L3_r2_s1" in checks["C7 achievability (L3)"].measured
+    assert checks["C7 recovery (L3)"].passed is True
+    assert "L3_r2_s1" in checks["C7 recovery (L3)"].measured
 
 
 def test_an_error_inside_a_v3_claim_is_that_claims_missing_input(claims):

@@ -728,7 +728,7 @@ def test_hypothesis_headers_never_crash(
             assert out == "" and err.count("\n") == 1 and err.startswith("entropic-bound: error: ")
 
 
-# ------------------------------------------------ members shorter than their headers (issue 23)
+# ---------------------------------------- members shorter than their headers (41b6b6d, 2026-12-04)
 
 
 def _short_member(tmp: Path, compress) -> Path:

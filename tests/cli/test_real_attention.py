@@ -1,4 +1,4 @@
-"""`entropic-bound predict` on data shaped like real attention (issue 22): a softmax head over a
+"""`entropic-bound predict` on data shaped like real attention: a softmax head over a
 floor, causal masks, d_v ≠ d, many heads. Every input is made here in plain numpy (not the
 project's task generator), the way a user would."""
 
@@ -48,12 +48,12 @@ def error_of(capsys, *argv) -> str:
     return err
 
 
-# ---------------------------------------------------------------- the issue's three examples
+# ------------------------------------ three examples (docs/cli.md, "Real attention data")
 
 
 @pytest.fixture(scope="module")
 def softmax3():
-    """The issue's (a): a softmax head with a rank-3 QK kernel, B = 2048, n = 32, d = 16, σ = 0.01."""
+    """Example (a): a softmax head with a rank-3 QK kernel, B = 2048, n = 32, d = 16, σ = 0.01."""
     rng = np.random.default_rng(7)
     A, (V, _) = kernel(16, 3, rng), np.linalg.qr(rng.standard_normal((16, 16)))
     X = rng.standard_normal((2048, 32, 16))
@@ -78,7 +78,7 @@ def test_softmax_head_of_rank_3_is_read_at_its_gap(softmax3):
 
 
 def test_causal_linear_attention_of_rank_3_is_exact(capsys, tmp_path):
-    """The issue's (b): causal linear attention, rank 3, no noise: 3 and σ̂ ≈ 0, by --causal and
+    """Example (b): causal linear attention, rank 3, no noise: 3 and σ̂ ≈ 0, by --causal and
     by a `mask` member."""
     rng = np.random.default_rng(1)
     A, (V, _) = kernel(16, 3, rng), np.linalg.qr(rng.standard_normal((16, 16)))
@@ -104,7 +104,7 @@ def test_causal_linear_attention_of_rank_3_is_exact(capsys, tmp_path):
 
 
 def test_value_dimension_8_of_16(capsys, tmp_path):
-    """The issue's (c): d_v = 8 ≠ d = 16 is accepted; linear attention is exact, softmax at its gap."""
+    """Example (c): d_v = 8 ≠ d = 16 is accepted; linear attention is exact, softmax at its gap."""
     rng = np.random.default_rng(2)
     A, (V, _) = kernel(16, 3, rng), np.linalg.qr(rng.standard_normal((16, 16)))
     X = rng.standard_normal((2048, 32, 16))

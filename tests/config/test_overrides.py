@@ -69,7 +69,7 @@ def test_the_workflow_check_accepts_the_nested_override_and_refuses_a_quoted_fil
 
 @pytest.mark.extras
 def test_snakemake_dry_run_with_a_nested_override():
-    """Issue 23's command: it failed with "'2.0e-2' is not of type 'number'"."""
+    """The command that failed before 611deb3 (2026-12-04) with "'2.0e-2' is not of type 'number'"."""
     smk = Path(sys.executable).with_name("snakemake")
     r = subprocess.run(
         [

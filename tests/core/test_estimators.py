@@ -136,7 +136,7 @@ def test_floor_rank_hand_solved():
     # cut 0.7547 -> 5; bulk s[5:] (11 values): median s_10 = 0.5, cut 0.715 -> 6; bulk s[6:]
     # (10 values, 4 signal): median 0 -> 10
     assert floor_rank(np.r_[np.linspace(1, 0.5, 10), np.zeros(6)]) == 10
-    # the softmax spectrum (P_attn of a rank-3 QK kernel): 3 values over a floor
+    # docs/method.md's softmax example's spectrum (P_attn of a rank-3 QK kernel): 3 values over a floor
     s = [1.0, 0.762, 0.531, 0.15, 0.148, 0.146, 0.146, 0.145, 0.143, 0.142, 0.141, 0.14]
     assert floor_rank(s + [0.138, 0.136, 0.135, 0.133]) == 3
     # values just above and below the cut 1.43 × floor

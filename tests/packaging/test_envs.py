@@ -119,7 +119,7 @@ def test_conda_envs_resolve_from_where_snakemake_copies_them(tmp_path):
 
 
 def test_a_relative_editable_install_is_caught(tmp_path):
-    """The failure of issue 13: `-e ../` in envs/ reaches the clone, its deployed copy does not."""
+    """The failure fixed in 7d3def8 (2026-12-03): `-e ../` in envs/ reaches the clone, its deployed copy does not."""
     env = tmp_path / "clone" / "envs" / "broken.yaml"
     env.parent.mkdir(parents=True)
     (env.parent.parent / "pyproject.toml").write_text("[project]\nname = 'x'\n")

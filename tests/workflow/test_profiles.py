@@ -174,7 +174,7 @@ def array_rules() -> list[str]:
 def test_no_job_arrays_that_can_deadlock(env):
     """Plugin 2.8.0 never submits an array rule whose ready jobs were only partly handed over
     (a `jobs:` limit below the rule's job count, or jobs that become ready in waves, like
-    training after a retried `tasks` job), and keeps their slots: the run hangs (issue 13)."""
+    training after a retried `tasks` job), and keeps their slots: the run hangs (snakemake/snakemake-executor-plugin-slurm#473)."""
     assert array_rules() == [], f"slurm-array-jobs: {array_rules()} can deadlock"
 
 
@@ -255,7 +255,8 @@ def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workfl
     cfg = load_config(REPO / "config" / name)
     assert (cfg["task"]["d"], cfg["task"]["n"], max(cfg["task"]["r_star"])) == (64, n, 32)
     assert cfg["task"]["n_train"] >= n * 64  # P_static needs n*d sequences
-    assert cfg["device"] == "auto"  # runs on a CPU too (issue 11); cuda when one is visible
+    # runs on a CPU too (ae153f1, 2026-12-03); cuda when one is visible
+    assert cfg["device"] == "auto"
     large = {r.name: r for r in load_workflow(name).rules}
     small = {r.name: r for r in workflow_cpu.rules}
     for rule, key in [("tasks", "mem_mb"), ("predict_part", "mem_mb"), ("predict_part", "runtime")]:

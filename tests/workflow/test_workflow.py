@@ -382,7 +382,7 @@ def _interrupt(run_name, kill_training: bool):
             break
         time.sleep(0.5)
     if kill_training:
-        # only this run's training jobs: they live in the session the run was started in
+        # only this run's training jobs: they live in the process session the run was started in
         subprocess.run(
             ["pkill", "-KILL", "-s", str(proc.pid), "-f", r"\.snakemake/scripts/.*train\.py"]
         )

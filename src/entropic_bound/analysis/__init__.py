@@ -35,6 +35,7 @@ _EXPORTS = {
             "pretty_estimator",
             "require_columns",
             "spearman",
+            "spearman_fillings",
             "spectra_matrix",
         ],
         "columns",

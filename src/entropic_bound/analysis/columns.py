@@ -87,6 +87,30 @@ def spearman(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
+def spearman_fillings(lam: np.ndarray, values: np.ndarray, cap: int = 20_000) -> np.ndarray | None:
+    """Spearman(λ, values) for every order the unknown (NaN) values can take among the known
+    ones and among themselves (ties included): all a rank correlation can see of a filling, so
+    the least and the greatest of these are its bounds. None beyond ``cap`` orders."""
+    from itertools import product
+
+    unknown = np.flatnonzero(np.isnan(values))
+    known = np.unique(values[~np.isnan(values)])
+    k = len(unknown)
+    edges = np.concatenate([known[:1] - 1, known, known[-1:] + 1]) if len(known) else [0.0, 1.0]
+    steps = np.arange(1, k + 1) / (k + 1)
+    cand = np.concatenate([known, *[lo + (hi - lo) * steps for lo, hi in zip(edges, edges[1:])]])
+    if len(cand) ** k > cap:
+        return None
+    filled = np.tile(values, (len(cand) ** k, 1))
+    filled[:, unknown] = np.array(list(product(cand, repeat=k))).reshape(-1, k)
+    y = pd.DataFrame(filled).rank(axis=1).to_numpy()
+    x = pd.Series(lam).rank().to_numpy()
+    x, y = x - x.mean(), y - y.mean(axis=1, keepdims=True)
+    den = np.sqrt((x**2).sum() * (y**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (y @ x) / den, np.nan)
+
+
 def spectra_matrix(spectra: Sequence) -> np.ndarray:
     """A column of variable-length spectra -> [rows, k_max], zero padded (no estimator counts 0)."""
     return pad_spectra([np.asarray(s, dtype=np.float64).ravel() for s in spectra])

@@ -167,7 +167,6 @@ def claim_c4_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         v3,
         f"σ = {fmt(c['noisy_sigma'])}: P_static = r*",
         f"exact rate at σ = {fmt(c['noisy_sigma'])}",
-        missing=int(noisy.isna().sum()),
     )
     unmade = theory.sigma_not_made(run, c["noisy_sigma"], names[1])
     if unmade is not None:  # the run made no such copies: nothing to judge, whatever B is

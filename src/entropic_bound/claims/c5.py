@@ -152,7 +152,6 @@ def claim_c5_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         v3,
         "P_static ≠ r*",
         "P_static mismatch rate",
-        missing=int(exact.isna().sum()),
     )
     miss = theory.sigma_not_made(run, 0.0, names[0]) or miss
     st = static_student_risk(risk_curves(tables["train_metrics"])).set_index("task_id")

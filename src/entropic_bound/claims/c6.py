@@ -14,12 +14,21 @@ from entropic_bound.analysis import (
     intrinsic_ranks,
     risk_curves,
     spearman,
+    spearman_fillings,
 )
 from entropic_bound.claims import theory
 from entropic_bound.claims.checks import (
     absent_rungs,
 )
-from entropic_bound.claims.verdict import INSUFFICIENT, Check, claim, fmt
+from entropic_bound.claims.verdict import (
+    INSUFFICIENT,
+    Check,
+    bound,
+    claim,
+    fmt,
+    undecided_note,
+    unknown_note,
+)
 from entropic_bound.core.rungs import sort_rungs
 
 #: the abstract's sentence this claim tests
@@ -44,7 +53,8 @@ def _t_c6(claims: dict) -> str:
 def claim_c6(tables: Mapping, claims: dict) -> list[Check]:
     """The ladder: static prediction holds on the static rungs, fails on the attention rungs,
     and degrades monotonically in λ (Spearman of λ with the mean static-fit share and the
-    mean static-student R; a NaN in a rung makes its mean NaN, and the trend fails)."""
+    mean static-student R; a NaN in a rung makes its mean unknown, and the trend is decided by
+    the bounding rule over every value it could take)."""
     c = claims["C6"]
     t = intrinsic_ranks(
         tables["data_only_predictions"],
@@ -101,21 +111,28 @@ def _trend(t, c: dict) -> list[Check]:
     need = c["min_ladder_rungs"]
     if len(per_rung) < need:  # Spearman of two points is ±1 whatever the data: no evidence
         return [Check(None, f"{where}; need ≥ {need} of L2, Lλ, L4 for a monotone trend")]
-    else:
-        rho_s = spearman(per_rung["lambda"], per_rung["static_fit_share"])
-        rho_r = spearman(per_rung["lambda"], per_rung["static_student_R"])
+    lam = per_rung["lambda"].to_numpy(dtype=float)
+    share, risk = (
+        _bounded_trend(lam, per_rung[col], sense, limit, lad.loc[lad[col].isna(), "task_id"])
+        for col, sense, limit in (
+            ("static_fit_share", "<=", c["max_spearman_share"]),
+            ("static_student_R", ">=", c["min_spearman_risk"]),
+        )
+    )
     return [
         Check(
-            bool(rho_s <= c["max_spearman_share"]),
-            f"{where}; Spearman(λ, share) = {fmt(rho_s)} (shares "
+            share[0],
+            f"{where}; Spearman(λ, share) = {fmt(share[1])} (shares "
             + ", ".join(fmt(x) for x in per_rung["static_fit_share"])
-            + ")",
+            + ")"
+            + share[2],
         ),
         Check(
-            bool(rho_r >= c["min_spearman_risk"]),
-            f"Spearman(λ, static R) = {fmt(rho_r)} (R "
+            risk[0],
+            f"Spearman(λ, static R) = {fmt(risk[1])} (R "
             + ", ".join(fmt(x) for x in per_rung["static_student_R"])
-            + ")",
+            + ")"
+            + risk[2],
         ),
     ]
 
@@ -220,8 +237,8 @@ def _t_c6_v3(v3: dict) -> str:
 )
 def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     """The ladder over the registered tasks: a static-rung task matches only if P_static = r_emp
-    = r* (NaN or absent: a miss); an attention-rung task with a NaN or absent P_static counts as
-    a match (against the claim); a ladder rung with a NaN mean fails the trend (§5c)."""
+    = r*; a NaN or absent P_static, knee or rung mean is unknown, and each check is decided by
+    the bounding rule (§5c, "Faults, in every registration")."""
     from entropic_bound.claims import checks_v3, theory_v3
 
     c, est = v3["C6"], v3["estimator"]
@@ -236,27 +253,25 @@ def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     )
     s = theory_v3.registered_tasks(run, c["static_rungs"])
     a = theory_v3.registered_tasks(run, c["attention_rungs"])
-    if not theory_v3.has_best_bounds(bounds):
-        r_emp = pd.Series(dtype=float)
+    if not theory_v3.has_best_bounds(bounds):  # no target: every knee unknown
+        knee = pd.Series(np.nan, index=s["task_id"].to_numpy(), dtype="object")
     else:
-        r_emp = checks_v3.r_emp_v3(metrics, bounds, s, v3)
+        knee = checks_v3.knee_outcomes(metrics, bounds, s, v3)
     p_s = checks_v3.predicted_exact(preds, est, "P_static", 0.0, s)
-    knee = s["task_id"].map(r_emp)
-    both = np.where(
-        p_s.isna().to_numpy() | knee.isna().to_numpy(),
-        np.nan,
-        (p_s == True).to_numpy() & (knee == s["r_star"]).to_numpy(),  # noqa: E712
+    # both must hold: a known miss of either decides the task, else an unknown one leaves it open
+    both = p_s.astype("boolean") & knee.astype("boolean")
+    static = theory_v3.rate_check(
+        names[0],
+        both,
+        c["min_match_rate_static_rungs"],
+        v3,
+        f"P_static = r_emp = r* on {', '.join(c['static_rungs'])}",
+        "static-rung match rate",
     )
+    if not theory_v3.has_best_bounds(bounds):
+        static.measured += "; bounds.csv has no best-known bound (column R_best): no knee known"
     checks = [
-        theory_v3.rate_check(
-            names[0],
-            pd.Series(both, index=s["task_id"].to_numpy(), dtype="object"),
-            c["min_match_rate_static_rungs"],
-            v3,
-            f"P_static = r_emp = r* on {', '.join(c['static_rungs'])}",
-            "static-rung match rate",
-            missing=int(np.isnan(both.astype(float)).sum()),
-        ),
+        static,
         theory_v3.rate_check(
             names[1],
             checks_v3.predicted_exact(preds, est, "P_static", 0.0, a),
@@ -274,7 +289,8 @@ def claim_c6_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
 def _trend_v3(t, run: dict, c: dict, v3: dict, names) -> list[Check]:
     """Spearman trends over the registered ladder rungs (L2, Lλ…, L4): per rung the mean
     static-fit share and static-student R over its registered tasks; a rung with a missing or
-    NaN value makes both trends fail, naming it."""
+    NaN value is unknown, and each trend is decided by the bounding rule over every value the
+    unknown rungs could take (:func:`spearman_fillings`), naming them."""
     from entropic_bound.claims import theory_v3
     from entropic_bound.core.rungs import ladder_lambda
 
@@ -290,28 +306,52 @@ def _trend_v3(t, run: dict, c: dict, v3: dict, names) -> list[Check]:
     if len(per) < v3["min_ladder_rungs"]:
         text = f"{where}; a Spearman trend needs ≥ {v3['min_ladder_rungs']} (insufficient data)"
         return [Check(None, text, INSUFFICIENT, name=n) for n in names]
-    nan = per[per.isna().any(axis=1)]
-    if len(nan):
-        text = f"{where}; missing or NaN values on λ = {', '.join(fmt(x) for x in nan.index)}"
-        return [Check(False, text + " (counted as a failure)", name=n) for n in names]
-    lam = pd.Series(per.index, dtype=float)
-    rho_s = spearman(lam, per["share"].reset_index(drop=True))
-    rho_r = spearman(lam, per["risk"].reset_index(drop=True))
+    lam = per.index.to_numpy(dtype=float)
+    share, risk = (
+        _bounded_trend(lam, per[key], sense, limit, vals.index[vals[col].isna()])
+        for key, col, sense, limit in (
+            ("share", "static_fit_share", "<=", c["max_spearman_share"]),
+            ("risk", "static_student_R", ">=", c["min_spearman_risk"]),
+        )
+    )
     n = len(per)
     return [
         Check(
-            bool(rho_s <= c["max_spearman_share"]),
-            f"{where}; Spearman(λ, share) = {fmt(rho_s)}",
-            headline=("Spearman(λ, static-fit share)", rho_s, "<=", c["max_spearman_share"], n),
+            share[0],
+            f"{where}; Spearman(λ, share) = {fmt(share[1])}{share[2]}",
+            headline=("Spearman(λ, static-fit share)", share[1], "<=", c["max_spearman_share"], n),
             name=names[0],
         ),
         Check(
-            bool(rho_r >= c["min_spearman_risk"]),
-            f"Spearman(λ, static R) = {fmt(rho_r)}",
-            headline=("Spearman(λ, static-student R)", rho_r, ">=", c["min_spearman_risk"], n),
+            risk[0],
+            f"Spearman(λ, static R) = {fmt(risk[1])}{risk[2]}",
+            headline=("Spearman(λ, static-student R)", risk[1], ">=", c["min_spearman_risk"], n),
             name=names[1],
         ),
     ]
+
+
+def _bounded_trend(lam: np.ndarray, values: pd.Series, sense: str, limit: float, tasks=()):
+    """(passed, rho, note) of Spearman(λ, values) held to ``limit``; with unknown (NaN) rungs
+    it is decided by the bounding rule over every value they could take, and the note names
+    them, the tasks that left them unknown (``tasks``) and the range of rho they allow."""
+    x = values.to_numpy(dtype=float)
+    holds = (lambda r: r <= limit) if sense == "<=" else (lambda r: r >= limit)
+    if not np.isnan(x).any():
+        rho = spearman(lam, x)
+        return bool(holds(rho)), rho, ""
+    rhos = spearman_fillings(lam, x)
+    gone = "; unknown on λ = " + ", ".join(fmt(v) for v in lam[np.isnan(x)])
+    gone += unknown_note([str(t) for t in tasks], "tasks")
+    if rhos is None:  # too many orders to enumerate: no filling is ruled out
+        return None, np.nan, gone + undecided_note(None)
+    ok = np.array([bool(holds(r)) for r in rhos])
+    passed = bound(lambda fav: bool(ok.any() if fav else ok.all()))
+    note = (
+        f"{gone}; over every value they could take rho spans "
+        f"{fmt(np.nanmin(rhos))} to {fmt(np.nanmax(rhos))}" + undecided_note(passed)
+    )
+    return passed, np.nan, note
 
 
 CLAIM_V3 = claim_c6_v3

@@ -18,8 +18,17 @@ from entropic_bound.analysis import (
     spectra_matrix,
 )
 from entropic_bound.claims import theory
-from entropic_bound.claims.verdict import ILL_POSED, INSUFFICIENT, Check, claim, fmt
-from entropic_bound.core.estimators import energy_tau, estimate
+from entropic_bound.claims.verdict import (
+    ILL_POSED,
+    INSUFFICIENT,
+    Check,
+    bound,
+    claim,
+    fmt,
+    undecided_note,
+    unknown_note,
+)
+from entropic_bound.core.estimators import energy_tau, estimate, round_rank
 from entropic_bound.core.rungs import is_softmax
 
 #: the abstract's sentence this claim tests
@@ -38,7 +47,7 @@ def _t_c8(claims: dict) -> str:
 def claim_c8(tables: Mapping, claims: dict) -> list[Check]:
     """Learned full-rank kernels of the softmax rung: no estimator of C8's list (claims.yaml,
     not the run config) has a smaller mean |error| than the claims estimator, which is exact
-    on ≥ min_exact_rate."""
+    on ≥ min_exact_rate. A NaN spectrum is an unknown student, decided by the bounding rule."""
     c, est = claims["C8"], claims["estimator"]
     names = list(dict.fromkeys([*c["estimators"], est]))
     full = full_rank_students(tables["train_metrics"])
@@ -46,27 +55,38 @@ def claim_c8(tables: Mapping, claims: dict) -> list[Check]:
     if full.empty:
         return [Check(None, f"no full-rank {c['rung']} student")]
     S = spectra_matrix(full["spectrum"])
-    summ = {
-        e: exact_summary(estimate_finite(S, e, tol=claims["numerical_tol"]), full["r_star"])
-        for e in names
-    }
+    r_hat = {e: estimate_finite(S, e, tol=claims["numerical_tol"]) for e in names}
+    r_star = full["r_star"].to_numpy()
+    summ = {e: exact_summary(r_hat[e], r_star) for e in names}
     ours = summ[est]
     others = {e: s for e, s in summ.items() if e != est}
     tie = c["tie_tolerance"]
-    beaten = [
-        e
-        for e, s in others.items()
-        if not np.isfinite(ours["mean_abs_error"])
-        or s["mean_abs_error"] < ours["mean_abs_error"] - tie
-    ]
+    # the competitors with a smaller mean |err| even with every unknown student counted for r_E
+    err = {e: _filled_error(r_hat[e], r_star, e == est) for e in names}
+    beaten = [e for e in others if err[e] < err[est] - tie]
     text = f"{pretty_estimator(est)} mean |err| {fmt(ours['mean_abs_error'])}"
     if others:
         best = min(others, key=lambda e: others[e]["mean_abs_error"])
         text += f"; best other {pretty_estimator(best)} {fmt(others[best]['mean_abs_error'])}"
     if beaten:
         text += f"; smaller: {', '.join(pretty_estimator(e) for e in beaten)}"
+    unknown = np.isnan(np.column_stack(list(r_hat.values()))).any(axis=1)
+    text += unknown_note(
+        list(full.loc[unknown, "task_id"] + "/seed " + full.loc[unknown, "seed"].astype(str)),
+        "students",
+    )
+
+    def none_smaller(fav: bool) -> bool:
+        err = {e: _filled_error(r_hat[e], r_star, (e == est) == fav) for e in names}
+        return not any(err[e] < err[est] - tie for e in others)
+
+    def exact_enough(fav: bool) -> bool:
+        hit = np.where(np.isnan(r_hat[est]), fav, round_rank(r_hat[est]) == r_star)
+        return bool(hit.mean() >= c["min_exact_rate"])
+
+    first, second = bound(none_smaller), bound(exact_enough)
     return [
-        Check(not beaten, text),
+        Check(first, text + undecided_note(first)),
         Check(
             headline=(
                 f"{pretty_estimator(est)} exact rate on learned {c['rung']}",
@@ -75,10 +95,18 @@ def claim_c8(tables: Mapping, claims: dict) -> list[Check]:
                 c["min_exact_rate"],
                 ours["n"],
             ),
-            passed=bool(ours["exact_rate"] >= c["min_exact_rate"]),
-            measured=f"{pretty_estimator(est)} exact {ours['exact']}/{ours['n']} = {ours['exact_rate']:.2f}",
+            passed=second,
+            measured=f"{pretty_estimator(est)} exact {ours['exact']}/{ours['n']} = "
+            f"{ours['exact_rate']:.2f}" + undecided_note(second),
         ),
     ]
+
+
+def _filled_error(r_hat: np.ndarray, r_star: np.ndarray, good: bool) -> float:
+    """Mean |r̂ − r*| with an unknown (NaN) estimate's error 0 when it speaks for the claim
+    (``good``) and infinite when against it (the bounding rule)."""
+    err = np.abs(r_hat - r_star)
+    return float(np.where(np.isnan(err), 0.0 if good else np.inf, err).mean())
 
 
 #: the registered claim (claims/registry.py lists them in order)
@@ -181,8 +209,10 @@ def _t_c8_v3(v3: dict) -> str:
 @claim("C8", STATEMENT, ("frontier",), _t_c8_v3, registration="v3")
 def claim_c8_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
     """The energy rank against every competitor where softmax distorts and nothing else does:
-    each L4 cell beside its matched L3 cell (docs/method.md §5c). A NaN estimate counts against
-    the claim: an infinite error for r_E, none for a competitor."""
+    each L4 cell beside its matched L3 cell (docs/method.md §5c). A NaN estimate, or a cell
+    whose match is absent, is unknown: each check is decided by the bounding rule (for the
+    claim: an error of 0 for r_E and an infinite one for a competitor; against it: the
+    reverse), and the unknown cells are named."""
     from entropic_bound.claims import theory_v3
 
     c = v3["C8"]
@@ -192,13 +222,7 @@ def claim_c8_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
             Check(None, "the run's config is needed for the estimator's admission", name=names[0])
         ]
     est, f = c["estimator"], tables["frontier"]
-    cells = dict(predictor="P_attn", sigma=lambda s: s == 0, n=lambda n: n > f.loc[n.index, "d"])
-    key = ["value_map", "n", "r_star", "seed"]
-    errs = {}
-    for e in [est, *c["competitors"]]:
-        l4 = theory_v3.frontier_rows(f, e, **{"class": c["class"]}, **cells)
-        l3 = theory_v3.frontier_rows(f, e, **{"class": c["control"]}, **cells)
-        errs[e] = l4.merge(l3[key + ["err", "hit"]], on=key, how="left", suffixes=("", "_ctl"))
+    errs = {e: _matched(f, e, c) for e in [est, *c["competitors"]]}
     matched = errs[est]
     units = theory_v3.units_of(matched).nunique() if len(matched) else 0
     absent = [e for e, m in errs.items() if m.empty]
@@ -207,23 +231,13 @@ def claim_c8_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         return [Check(None, text, name=n) for n in names]
     fr = run["frontier"]
     ill = theory.admission(est, fr["r_star"], fr["kappa"], v3["estimator_margin"], "frontier")
-    ctl = theory_v3.adverse(matched["hit_ctl"])
-    if ill is None and not ctl.all():
-        ill = Check(
-            None,
-            f"{est} not admitted on the floor side: inexact on {int((~ctl).sum())}/{len(ctl)} "
-            f"matched {c['control']} cells, where P_attn is exact in theory",
-            ILL_POSED,
-        )
+    if ill is None:
+        ill = _floor_side(est, matched, c)
     if ill is not None:
-        return [Check(None, ill.measured, ILL_POSED, name=n) for n in names]
-
-    def mean_err(e: str, col: str) -> float:
-        x = errs[e][col]
-        return float(x.fillna(np.inf if e == est else 0.0).mean())
-
-    l4 = {e: mean_err(e, "err") for e in errs}
-    rob = {e: l4[e] - mean_err(e, "err_ctl") for e in errs}
+        return [Check(None, ill.measured, ill.status, name=n) for n in names]
+    unknown = sorted({cell for m in errs.values() for cell in _unknown_cells(m)})
+    scores = {fav: _scores(errs, est, fav) for fav in (False, True)}
+    l4, rob = scores[False]  # as stated: the unknown cells counted against the claim
     rates = {e: float(theory_v3.adverse(m["hit"]).mean()) for e, m in errs.items()}
     text = (
         f"{units} teachers, {len(matched)} matched cells; {c['class']} mean |err| / robustness / "
@@ -231,25 +245,90 @@ def claim_c8_v3(tables: Mapping, v3: dict, run: dict | None) -> list[Check]:
         + ", ".join(
             f"{pretty_estimator(e)} {fmt(l4[e])}/{fmt(rob[e])}/{rates[e]:.2f}" for e in errs
         )
-    )
+    ) + unknown_note(unknown)
     tie = c["tie_tolerance"]
     checks = []
-    for name, score, what in ((names[0], l4, "mean |err|"), (names[1], rob, "robustness")):
+    for i, (name, what) in enumerate(((names[0], "mean |err|"), (names[1], "robustness"))):
+
+        def margin(fav: bool, i: int = i) -> float:
+            score = scores[fav][i]
+            return min(score[e] for e in c["competitors"]) - score[est]
+
+        score = scores[False][i]
         rival = min(c["competitors"], key=score.get)
-        margin = score[rival] - score[est]
-        head = (f"{what}: best competitor − {pretty_estimator(est)}", margin, ">=", tie, units)
+        head = (f"{what}: best competitor − {pretty_estimator(est)}", margin(False), ">=", tie)
+        head += (units,)
         if units < v3["min_tasks"]:
             checks.append(Check(None, f"{text} (insufficient data)", INSUFFICIENT, head, name))
         elif max(l4.values()) <= tie and max(abs(v) for v in rob.values()) <= tie:
             checks.append(Check(None, f"{text}; no distortion to rank", INSUFFICIENT, head, name))
         else:
-            ok = margin > tie
+            ok = bound(lambda fav: margin(fav) > tie)
             line = f"{what}: {pretty_estimator(est)} {fmt(score[est])} vs best competitor "
-            line += f"{pretty_estimator(rival)} {fmt(score[rival])}"
-            checks.append(
-                Check(bool(ok), f"{line} ({text})" if not checks else line, None, head, name)
-            )
+            line += f"{pretty_estimator(rival)} {fmt(score[rival])}" + undecided_note(ok)
+            checks.append(Check(ok, f"{line} ({text})" if not checks else line, None, head, name))
     return checks
+
+
+def _matched(f: pd.DataFrame, estimator: str, c: dict) -> pd.DataFrame:
+    """The estimator's L4 cells (P_attn, σ = 0, n > d) beside their matched L3 cells, outer
+    joined: a cell whose partner is absent stays, with the partner's error and hit NaN, and
+    ``_merge`` says which side it has."""
+    from entropic_bound.claims import theory_v3
+
+    cells = dict(predictor="P_attn", sigma=lambda s: s == 0, n=lambda n: n > f.loc[n.index, "d"])
+    key = ["value_map", "n", "r_star", "seed"]
+    l4 = theory_v3.frontier_rows(f, estimator, **{"class": c["class"]}, **cells)
+    l3 = theory_v3.frontier_rows(f, estimator, **{"class": c["control"]}, **cells)
+    m = l4.merge(
+        l3[key + ["err", "hit"]], on=key, how="outer", suffixes=("", "_ctl"), indicator=True
+    )
+    return m.assign(
+        err=m["err"].astype(float),
+        err_ctl=m["err_ctl"].astype(float),
+        cell=m[key].astype(str).agg("/".join, axis=1) + " β=" + m["beta"].astype(str),
+    )
+
+
+def _unknown_cells(m: pd.DataFrame) -> list[str]:
+    """The matched cells with an unknown error on either side (a NaN or an absent partner)."""
+    return list(m.loc[m["err"].isna() | m["err_ctl"].isna(), "cell"])
+
+
+def _floor_side(est: str, matched: pd.DataFrame, c: dict) -> Check | None:
+    """r_E admitted on the floor side: exact on every matched L3 cell. A known inexact cell
+    makes it ill-posed; an unknown one (a NaN, an absent L3 cell) leaves admission open."""
+    hit = matched["hit_ctl"].astype("boolean")
+    bad, open_ = int((hit == False).sum()), matched.loc[hit.isna().to_numpy(), "cell"]  # noqa: E712
+    if bad:
+        return Check(
+            None,
+            f"{est} not admitted on the floor side: inexact on {bad}/{len(hit)} matched "
+            f"{c['control']} cells, where P_attn is exact in theory",
+            ILL_POSED,
+        )
+    if len(open_):
+        return Check(
+            None,
+            f"{est}'s floor-side admission undecided: its {c['control']} error is unknown on "
+            f"matched cells" + unknown_note(list(open_)),
+        )
+    return None
+
+
+def _scores(errs: dict, est: str, favourable: bool) -> tuple[dict, dict]:
+    """({estimator: L4 mean |err|}, {estimator: robustness}) with the unknown errors filled for
+    the claim (``favourable``) or against it: r_E's L4 error 0 or ∞ and its L3 error ∞ or 0, a
+    competitor's the reverse (robustness is L4 − L3, so a large L3 error flatters it)."""
+    worst, best = (np.inf, 0.0)
+    l4, rob = {}, {}
+    for e, m in errs.items():
+        ours = e == est
+        good = ours == favourable  # fill in r_E's favour or the competitor's
+        a = float(m["err"].fillna(best if good else worst).mean())
+        b = float(m["err_ctl"].fillna(worst if good else best).mean())
+        l4[e], rob[e] = a, a - b
+    return l4, rob
 
 
 CLAIM_V3 = claim_c8_v3

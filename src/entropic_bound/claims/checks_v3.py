@@ -109,15 +109,13 @@ def knee_v3(
     name: str,
 ) -> Check:
     """r_emp (the least rank whose best-of R ≤ the audited ε_task) = r* on ≥ ``need`` of the
-    registered tasks; a task never reaching its target, or without one, is a miss."""
+    registered tasks; a task never reaching its target is a miss, one without a target or rows
+    is unknown (:func:`knee_outcomes`)."""
     bad = _bounds_refusal(bounds, name)
     if bad is not None:
         return bad
     tasks = tasks[tasks["rung"] == rung]
-    found = tasks["task_id"].map(r_emp_v3(metrics, bounds, tasks, v3))
-    outcome = pd.Series(
-        np.where(found.isna(), np.nan, found == tasks["r_star"]), index=tasks["task_id"].to_numpy()
-    )
+    outcome = knee_outcomes(metrics, bounds, tasks, v3)
     return theory_v3.rate_check(
         name,
         outcome,
@@ -125,7 +123,6 @@ def knee_v3(
         v3,
         f"{rung}: r_emp(best of seeds × restarts, audited ε_task) = r*",
         f"{rung} knee rate",
-        missing=int(found.isna().sum()),
     )
 
 
@@ -157,8 +154,38 @@ def recovery_v3(
         v3,
         f"{rung} learned {pretty_estimator(v3['estimator'])} = r* (every seed)",
         f"{rung} recovery rate",
-        missing=int(outcome.isna().sum()),
     )
+
+
+def knee_outcomes(
+    metrics: pd.DataFrame, bounds: pd.DataFrame, tasks: pd.DataFrame, v3: dict
+) -> pd.Series:
+    """Per registered task (index: task_id): r_emp = r* (True or False over the trained ranks,
+    as :func:`r_emp_v3` reads them), NaN where unknown cells decide it: no target (a bound is
+    missing), no student row, a NaN risk at r*, or a NaN risk below r* when r* reaches the
+    target. A rank below r* that reaches the target, or r* that does not, decides False
+    whatever else is unknown; so does an untrained r* (a rank search's knee lies elsewhere)."""
+    best, eps = _targets(metrics, bounds, tasks, v3)
+    target = best["task_id"].map(eps.set_index("task_id")["eps"])
+    unknown = best["R_best_student"].isna() | target.isna()
+    reach = (best["R_best_student"] <= target) & ~unknown
+    below, at = best["rank"] < best["r_star"], best["rank"] == best["r_star"]
+    flags = pd.DataFrame(
+        {
+            "rows": True,
+            "early": reach & below,
+            "open_below": unknown & below,
+            "at_reach": reach & at,
+            "at_miss": ~reach & ~unknown & at,
+            "at_open": unknown & at,
+        }
+    )
+    per = flags.groupby(best["task_id"].to_numpy()).any()
+    per = per.reindex(tasks["task_id"].to_numpy(), fill_value=False)
+    no_target = tasks["task_id"].map(eps.set_index("task_id")["eps"]).isna().to_numpy()
+    open_ = ~per["rows"] | no_target | per["at_open"] | (per["at_reach"] & per["open_below"])
+    out = np.where(per["early"] | per["at_miss"], False, np.where(open_, np.nan, per["at_reach"]))
+    return pd.Series(out, index=tasks["task_id"].to_numpy(), dtype="object")
 
 
 def r_emp_v3(metrics: pd.DataFrame, bounds: pd.DataFrame, tasks: pd.DataFrame, v3: dict):

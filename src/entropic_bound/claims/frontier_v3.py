@@ -9,26 +9,62 @@ import numpy as np
 import pandas as pd
 
 from entropic_bound.claims import theory_v3
-from entropic_bound.claims.verdict import INSUFFICIENT, Check, fmt
+from entropic_bound.claims.verdict import (
+    INSUFFICIENT,
+    Check,
+    bound,
+    fmt,
+    undecided_note,
+    unknown_note,
+)
 
 
 def partial(l3: pd.DataFrame, l4: pd.DataFrame, v3: dict) -> Check:
-    """L4's exact rate (cells, all β) below the matched L3 cells' (NaN: an L4 hit, an L3 miss)."""
+    """L4's exact rate (cells, all β) below the matched L3 cells'. Outer joined: a cell whose
+    partner is absent, or a NaN estimate, is unknown on that side, and the check is decided by
+    the bounding rule (against the claim: an L4 hit, an L3 miss), naming the cells."""
     name = "C9 softmax below linear (matched)"
     key = ["value_map", "n", "r_star", "seed"]
-    m = l4.merge(l3[key + ["hit"]], on=key, suffixes=("", "_l3"))
+    m = l4.merge(l3[key + ["hit"]], on=key, how="outer", suffixes=("", "_l3"), indicator=True)
     units = theory_v3.units_of(m).nunique() if len(m) else 0
-    a = float(theory_v3.adverse(m["hit"], at_most=True).mean()) if len(m) else np.nan
-    b = float(theory_v3.adverse(m["hit_l3"]).mean()) if len(m) else np.nan
+    slack = v3["float_slack"]
+
+    def rates(fav: bool) -> tuple[float, float]:  # (L4, L3); an L4 hit is against the claim
+        return float(_filled(m["hit"], not fav).mean()), float(_filled(m["hit_l3"], fav).mean())
+
+    a, b = rates(False)
     text = f"L4 exact {fmt(a)} vs matched L3 {fmt(b)} ({len(m)} cells, {units} teachers)"
+    text += unknown_note(_unknown(m, ["hit", "hit_l3"], key))
     head = ("L3 − L4 exact rate (matched)", b - a, ">=", 0.0, units)
     if units < v3["min_tasks"]:
         return Check(None, f"{text} (insufficient data)", INSUFFICIENT, head, name)
-    return Check(bool(a < b - v3["float_slack"]), text, headline=head, name=name)
+
+    def below(fav: bool) -> bool:
+        l4_rate, l3_rate = rates(fav)
+        return l4_rate < l3_rate - slack
+
+    passed = bound(below)
+    return Check(passed, text + undecided_note(passed), headline=head, name=name)
+
+
+def _filled(hit: pd.Series, value: bool) -> pd.Series:
+    """Hits with the unknown ones (NaN, or an absent partner's) set to ``value``."""
+    return pd.Series(hit, dtype="object").astype("boolean").fillna(value).astype(bool)
+
+
+def _unknown(m: pd.DataFrame, cols: list[str], key: list[str]) -> list[str]:
+    """The labels of the rows with an unknown value in any of ``cols``."""
+    gone = m[cols].isna().any(axis=1).to_numpy()
+    label = m[key].astype(str).agg("/".join, axis=1)
+    if "beta" in m.columns:
+        label = label + " β=" + m["beta"].astype(str)
+    return list(label[gone])
 
 
 def falls_with_beta(l4: pd.DataFrame, c: dict, v3: dict) -> Check:
-    """At every n ≥ scale·d: L4's exact rate at the largest β below that at the smallest."""
+    """At every n ≥ scale·d: L4's exact rate at the largest β below that at the smallest; a NaN
+    estimate is unknown (bounding rule: against the claim, a miss at the smallest β and a hit
+    at the largest)."""
     name = "C9 softmax falls with β"
     big = l4[l4["n"] >= c["scale_factor"] * l4["d"]]
     if big.empty:
@@ -36,31 +72,46 @@ def falls_with_beta(l4: pd.DataFrame, c: dict, v3: dict) -> Check:
             None, f"no L4 cell with n ≥ {fmt(c['scale_factor'])}·d", INSUFFICIENT, name=name
         )
     units = theory_v3.units_of(big).nunique()
-    parts, ok = [], True
-    for n, g in big.groupby("n"):
-        lo = g[g["beta"] == g["beta"].min()]
-        hi = g[g["beta"] == g["beta"].max()]
-        r_lo = float(theory_v3.adverse(lo["hit"]).mean())
-        r_hi = float(theory_v3.adverse(hi["hit"], at_most=True).mean())
-        ok &= bool(r_hi < r_lo - v3["float_slack"])
+    slack = v3["float_slack"]
+    groups = [
+        (n, g[g["beta"] == g["beta"].min()], g[g["beta"] == g["beta"].max()])
+        for n, g in big.groupby("n")
+    ]
+
+    def rates(lo, hi, fav: bool) -> tuple[float, float]:
+        return float(_filled(lo["hit"], fav).mean()), float(_filled(hi["hit"], not fav).mean())
+
+    def falls(fav: bool) -> bool:
+        return all(r[1] < r[0] - slack for r in (rates(lo, hi, fav) for _, lo, hi in groups))
+
+    parts = []
+    for n, lo, hi in groups:
+        r_lo, r_hi = rates(lo, hi, False)
         parts.append(
-            f"n = {n}: β {fmt(g['beta'].max())} {r_hi:.2f} vs β {fmt(g['beta'].min())} {r_lo:.2f}"
+            f"n = {n}: β {fmt(hi['beta'].max())} {r_hi:.2f} vs β {fmt(lo['beta'].min())} {r_lo:.2f}"
         )
     text = "L4 exact rate, largest vs smallest β: " + "; ".join(parts) + f" ({units} teachers)"
+    cells = pd.concat([g for _, lo, hi in groups for g in (lo, hi)])
+    text += unknown_note(_unknown(cells, ["hit"], ["value_map", "n", "r_star", "seed"]))
     if units < v3["min_tasks"]:
         return Check(None, f"{text} (insufficient data)", INSUFFICIENT, name=name)
-    return Check(ok, text, name=name)
+    passed = bound(falls)
+    return Check(passed, text + undecided_note(passed), name=name)
 
 
 def nonlinear(x1: pd.DataFrame, c: dict, v3: dict) -> Check:
     """σ50/std of P_invert below its linear twin's on ≥ the share of X1's cells with n ≤ d; the
-    n = d cells are shown on their own line (and counted)."""
+    n = d cells are shown on their own line (and counted). Outer joined: a cell whose twin is
+    absent, or a NaN, is unknown (bounded by the rate, named)."""
     keys = ["n", "d", "beta", "n_seqs"]
     a = x1[(x1["predictor"] == "P_invert") & (x1["n"] <= x1["d"])].set_index(keys)["sigma50_rel"]
-    b = x1[x1["predictor"] == "P_invert_linear"].set_index(keys)["sigma50_rel"]
-    both = pd.concat([a.rename("invert"), b.rename("twin")], axis=1, join="inner")
+    b = x1[(x1["predictor"] == "P_invert_linear") & (x1["n"] <= x1["d"])]
+    b = b.set_index(keys)["sigma50_rel"]
+    both = pd.concat([a.rename("invert"), b.rename("twin")], axis=1, join="outer")
     win = pd.Series(
-        np.where(both.isna().any(axis=1), np.nan, both["invert"] < both["twin"]), dtype="object"
+        np.where(both.isna().any(axis=1), np.nan, both["invert"] < both["twin"]),
+        index=[" ".join(f"{k}={v}" for k, v in zip(keys, i)) for i in both.index],
+        dtype="object",
     )
     check = theory_v3.rate_check(
         "C9 nonlinear inversion (n ≤ d)",

@@ -6,7 +6,7 @@ check can be shown failing where its claim is false (docs/method.md §5c, "Contr
 tests and every run's controls table, :mod:`entropic_bound.claims.controls`, read these). The
 switches named ``<claim>_<what>`` break one check of registration v3 each (listed in
 ``controls.py``). The switches ``C1_nan``,
-``C5_absent``, ``C6_nan``, ``C8_list`` and ``C8_nan`` fabricate the logic gaps of issue 14
+``C5_absent``, ``C6_nan``, ``C8_list`` and ``C8_nan`` fabricate the logic gaps closed in 192a7a6 (2026-12-03)
 (a NaN, an absent task, a competitor missing from the run config), each of which used to
 pass. No training, no tasks: the
 numbers follow the theory of docs/method.md (tail energies, teacher spectra) by construction.

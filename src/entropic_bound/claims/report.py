@@ -64,6 +64,27 @@ def subclaim_lines(sub: pd.DataFrame) -> list[str]:
     return lines
 
 
+def headline_lines(table: pd.DataFrame, sub: pd.DataFrame) -> list[str]:
+    """The README's results table: v4 sub-claim by sub-claim (value, threshold, denominator,
+    word), each claim's v4 word on its first line with v3's and v1's beside it."""
+    word = {(r.registration, r.claim): r.verdict for r in table.itertuples(index=False)}
+    lines = [
+        "| claim | v1 | v3 | v4 | v4 line | role | value (threshold), n | v4 line's word |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for cid, part in sub.groupby("claim", sort=False):
+        for i, r in enumerate(part.itertuples(index=False)):
+            value = ""
+            if isinstance(r.sense, str) and pd.notna(r.value):
+                value = f"{r.value:.3g} ({r.sense} {r.threshold:.3g}), n = {r.n:.0f}"
+            regs = [word.get((reg, cid), "") for reg in ("v1", "v3", "v4")]
+            plain = (REPRODUCED, VALIDATED, "")
+            head = " | ".join(w if w in plain else f"**{w}**" for w in regs)
+            lead = f"{cid} | {head}" if i == 0 else " | | | "
+            lines.append(f"| {lead} | {r.subclaim} | {r.role} | {value} | {r.verdict} |")
+    return lines
+
+
 def claims_markdown(
     table: pd.DataFrame,
     provenance: dict | None = None,

@@ -4,8 +4,10 @@ best-known bound R̂*_c(r) and the ε_task audit, the best-of-restarts risk curv
 Eckart–Young tail the deficiency magnitude is held to.
 
 Conventions. A *unit* is an independent task (a teacher). A per-unit outcome is True, False or
-NaN; NaN (a missing row, a NaN estimate or risk) always counts against the claim: a miss for an
-"at least" rate, a hit for an "at most" rate, a failure for a universal check. Every check has a
+NaN; NaN (a missing row, a NaN estimate or risk) is an unknown unit: a check decides by the
+bounding rule (:func:`entropic_bound.claims.verdict.bound`: passed if it passes with the unknown
+units against the claim, failed if it fails with them for it, else missing input naming them),
+and the share it states counts them against the claim. Every check has a
 ``name`` (the controls table's row) and may be a *validation* (a property the mathematics
 guarantees: reported, never counted toward a verdict).
 """
@@ -17,7 +19,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from entropic_bound.claims.verdict import INSUFFICIENT, Check, fmt
+from entropic_bound.claims.verdict import (
+    INSUFFICIENT,
+    Check,
+    bounded,
+    fmt,
+    undecided_note,
+    unknown_cells,
+)
 
 #: the columns of a registered task
 TASK_COLUMNS = ["task_id", "rung", "r_star", "task_seed"]
@@ -67,17 +76,24 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 def adverse(outcome: pd.Series, at_most: bool = False) -> pd.Series:
     """Per-unit booleans with NaN resolved against the claim: False for an "at least" rate (a
-    miss), True for an "at most" rate (a hit)."""
+    miss), True for an "at most" rate (a hit). The conservative number a headline states; a
+    decision bounds the unknown cells instead (:func:`~entropic_bound.claims.verdict.bound`)."""
     return outcome.astype("boolean").fillna(at_most).astype(bool)
 
 
 def combine(outcome: pd.Series, units: pd.Series, at_most: bool = False) -> pd.Series:
     """Kernels of one unit (``units``: the unit of each row) combined against the claim: for an
     "at least" rate a unit succeeds only if all its kernels do; for an "at most" rate it is a hit
-    if any is. NaN counts against the claim first."""
-    ok = adverse(outcome, at_most)
-    g = ok.groupby(units.to_numpy(), sort=True)
-    return g.any() if at_most else g.all()
+    if any is. A kernel that decides the unit decides it; otherwise an unknown (NaN) kernel
+    leaves the unit unknown (NaN), to be bounded by the rate."""
+    b = pd.Series(outcome, dtype="object").astype("boolean")
+    flags = pd.DataFrame(
+        {"t": b.fillna(False), "f": (~b).fillna(False), "u": b.isna()}, index=outcome.index
+    ).astype(bool)
+    g = flags.groupby(units.to_numpy(), sort=True).sum()
+    decided, rest = (g["t"] > 0, False) if at_most else (g["f"] > 0, True)
+    out = [at_most if d else (np.nan if u else rest) for d, u in zip(decided, g["u"] > 0)]
+    return pd.Series(out, index=g.index, dtype="object")
 
 
 def rate_check(
@@ -88,14 +104,14 @@ def rate_check(
     what: str,
     quantity: str,
     at_most: bool = False,
-    missing: int = 0,
     unit: str = "tasks",
 ) -> Check:
-    """A rate over independent units (one outcome per unit; NaN against the claim): the share
-    ≥ ``need`` (≤ when ``at_most``); its Clopper–Pearson interval is stated; fewer than
-    ``min_tasks`` units decide nothing; no unit at all is missing input (as for
-    :func:`universal_check`: the run registers none, and more seeds would not give one).
-    ``missing``: how many units had no row or a NaN; ``unit``: what a unit is called."""
+    """A rate over independent units (one outcome per unit, labelled by its index; NaN is an
+    unknown unit): the share ≥ ``need`` (≤ when ``at_most``), decided by the bounding rule; the
+    share and its Clopper–Pearson interval are stated with the unknown units counted against the
+    claim, and the unknown units are named; fewer than ``min_tasks`` units decide nothing; no
+    unit at all is missing input (as for :func:`universal_check`: the run registers none, and
+    more seeds would not give one). ``unit``: what a unit is called."""
     ok = adverse(outcome, at_most)
     n, hits = len(ok), int(ok.sum())
     if n == 0:
@@ -103,8 +119,9 @@ def rate_check(
     share = hits / n
     lo, hi = clopper_pearson(hits, n, v3["confidence"])
     text = f"{what}: {hits}/{n} {unit} = {share:.2f} (95 % CI {lo:.2f}–{hi:.2f})"
-    if missing:
-        text += f"; {missing} missing or NaN (counted against the claim)"
+    unknown = unknown_cells(outcome, unit)
+    if unknown:
+        text += unknown + " (counted against the claim in this share)"
     head = (quantity, share, "<=" if at_most else ">=", need, n)
     if n < v3["min_tasks"]:
         return Check(
@@ -115,30 +132,35 @@ def rate_check(
             name,
         )
     slack = v3["float_slack"]
-    passed = share <= need + slack if at_most else share >= need - slack
-    return Check(bool(passed), text, headline=head, name=name)
+
+    def passes(filled: pd.Series) -> bool:
+        share = filled.mean()
+        return share <= need + slack if at_most else share >= need - slack
+
+    passed = bounded(outcome, passes, good=not at_most)
+    return Check(passed, text + undecided_note(passed), headline=head, name=name)
 
 
 def universal_check(
     name: str, outcome: pd.Series, what: str, head: tuple | None = None, unit: str = "tasks"
 ) -> Check:
-    """ "Every unit" (``outcome`` indexed by unit; NaN is a failure): one counter-example decides
-    at any n, the passes of every registered unit decide at any n too; no unit at all is
-    missing input."""
-    ok = adverse(outcome)
-    n, good = len(ok), int(ok.sum())
+    """ "Every unit" (``outcome`` indexed by unit; NaN an unknown unit): one counter-example
+    decides at any n, the passes of every registered unit decide at any n too; an unknown unit
+    without a counter-example leaves it undecided (missing input, naming the unit); no unit at
+    all is missing input."""
+    known = pd.Series(outcome, dtype="object").astype("boolean")
+    n, good = len(known), int(known.fillna(False).sum())
     if n == 0:
         return Check(None, f"{what}: no registered {unit}", name=name)
     text = f"{what}: {good}/{n} {unit}"
-    bad = list(ok.index[~ok.to_numpy()])
+    bad = list(known.index[(known == False).fillna(False).to_numpy()])  # noqa: E712
     if bad:
-        nan = int(outcome.isna().sum())
         text += f"; counter-examples: {', '.join(map(str, bad[:4]))}" + (
             " …" if len(bad) > 4 else ""
         )
-        if nan:
-            text += f" ({nan} missing or NaN, counted as failures)"
-    return Check(bool(good == n), text, headline=head, name=name)
+    text += unknown_cells(outcome, unit)
+    passed = bounded(outcome, lambda filled: filled.all())
+    return Check(passed, text + undecided_note(passed), headline=head, name=name)
 
 
 def validation(check: Check) -> Check:

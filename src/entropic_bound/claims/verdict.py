@@ -3,8 +3,9 @@ claim) and :class:`Claim` (a claim's statement, the tables it needs, its test in
 checks), and how a number is written in a verdict.
 
 A claim is a conjunction of checks; its verdict is ``not reproduced`` when any check that
-could be evaluated fails, ``missing input`` when a table it needs is absent or a check has no
-data at all and no other check failed, ``reproduced`` otherwise. The ordered list of claims is
+could be evaluated fails, ``missing input`` when a table it needs is absent or empty, its checks
+raise, or a check has no data at all or is decided only by unknown cells (:func:`bound`), and no
+other check failed, ``reproduced`` otherwise. The ordered list of claims is
 :mod:`entropic_bound.claims.registry`'s; each claim is its own module (c1.py … c9.py).
 """
 
@@ -98,21 +99,41 @@ class Claim:
         return claims if self.registration == "v1" else claims[self.registration]
 
     def evaluate(self, tables: Mapping, claims: dict, run: dict | None = None) -> list[Check]:
-        """The claim's checks (an absent table: one check saying so, missing input). Under v3
-        an error inside a claim's checks is that claim's missing input, with the reason, never
-        the loss of the other claims (docs/method.md §5c, "Isolation")."""
+        """The claim's checks (an absent or empty table: one check saying so, missing input).
+        In every registration an error inside the claim's checks is that claim's missing input,
+        with the reason, never the loss of the other claims: a table of the wrong shape, a NaN
+        an estimator refuses, a column a join needs (docs/method.md §5c, "Faults, in every
+        registration")."""
         settings = self.settings(claims)
-        absent = [t for t in self.needs if tables.get(t) is None]
-        if absent:
-            return [Check(None, "absent: " + ", ".join(TABLE_FILES[t] for t in absent))]
-        if self.registration == "v1":
-            return self.checks(tables, settings)
-        if self.registration == "v2":
-            return self.checks(tables, settings, run)
+        unread = _unread(tables, self.needs)
+        if unread:
+            return [Check(None, unread)]
         try:
+            if self.registration == "v1":
+                return self.checks(tables, settings)
             return self.checks(tables, settings, run)
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
-            return [Check(None, f"missing input: {type(exc).__name__}: {exc}")]
+        except Exception as exc:  # noqa: BLE001  any fault in the data is this claim's alone
+            return [Check(None, fault_reason(exc, self.needs))]
+
+
+def _unread(tables: Mapping, needs: tuple[str, ...]) -> str:
+    """Why the claim cannot read its tables ('' when it can): absent files, and tables with no
+    rows (a table of 0 rows holds no evidence either way, so it reads as absent)."""
+    absent = [TABLE_FILES[t] for t in needs if tables.get(t) is None]
+    empty = [TABLE_FILES[t] for t in needs if tables.get(t) is not None and len(tables[t]) == 0]
+    parts = (["absent: " + ", ".join(absent)] if absent else []) + (
+        ["empty (0 rows): " + ", ".join(empty)] if empty else []
+    )
+    return "; ".join(parts)
+
+
+def fault_reason(exc: BaseException, needs: tuple[str, ...]) -> str:
+    """One line: the tables the claim read and the error it raised on them."""
+    message = " ".join(str(exc).split())
+    if len(message) > 200:
+        message = message[:200] + " …"
+    files = ", ".join(TABLE_FILES[t] for t in needs)
+    return f"missing input: {type(exc).__name__} reading {files}: {message}"
 
 
 def claim(
@@ -129,6 +150,47 @@ def claim(
         return Claim(cid, statement, tuple(needs), threshold, fn, registration)
 
     return make
+
+
+def bound(passes: Callable[[bool], bool]) -> bool | None:
+    """The bounding rule of a check with unknown cells (a NaN, a row that is not there).
+
+    ``passes(favourable)`` decides the check with every unknown cell counted for the claim
+    (True) or against it (False). Passing even against it is passed, failing even for it is
+    failed: no value the unknown cells could take changes that. Otherwise the unknown cells
+    alone decide, and None says so (missing input): a missing input is never a failure, and a
+    NaN never counts for the claim (docs/method.md §5c, "Faults, in every registration")."""
+    if passes(False):
+        return True
+    if not passes(True):
+        return False
+    return None
+
+
+def bounded(outcome: pd.Series, passes: Callable[[pd.Series], bool], good: bool = True):
+    """:func:`bound` over per-cell outcomes (True, False, NaN or None for unknown):
+    ``passes`` decides a filled boolean Series; ``good`` is the value of a cell that speaks
+    for the claim (False for an "at most" rate, where a hit speaks against it)."""
+    known = pd.Series(outcome, dtype="object").astype("boolean")
+    return bound(lambda fav: bool(passes(known.fillna(good if fav else not good).astype(bool))))
+
+
+def unknown_cells(outcome: pd.Series, what: str = "cells") -> str:
+    """'; k unknown <what> (no row or NaN): a, b, c, d …' naming the first few ('' for none)."""
+    known = pd.Series(outcome, dtype="object").astype("boolean")
+    names = [str(x) for x in outcome.index[known.isna().to_numpy()]]
+    return unknown_note(names, what)
+
+
+def unknown_note(names: list[str], what: str = "cells") -> str:
+    if not names:
+        return ""
+    more = " …" if len(names) > 4 else ""
+    return f"; {len(names)} unknown {what} (no row or NaN): {', '.join(names[:4])}{more}"
+
+
+def undecided_note(passed: bool | None) -> str:
+    return "; undecided: the unknown cells alone decide (missing input)" if passed is None else ""
 
 
 def fmt(x: float) -> str:

@@ -11,7 +11,7 @@ evaluation at step t ≥ warmup + plateau_window whose best validation loss so f
 flattened at this learning rate. ``steps`` is then a cap (the budget), and the facts record
 which ended the run. At a fixed rate a flattening curve says that more steps at that rate buy
 less than ``plateau_delta``; under a decaying rate the curve flattens because the rate does
-(issue 32), which says nothing about the model, hence ``constant`` for the rule.
+(seed 0's curves, 2026-12-06, 4059078), which says nothing about the model, hence ``constant`` for the rule.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ class TableResult:
     problems: list[str] = field(default_factory=list)  # why it is OUT, one phrase each
     notes: list[str] = field(default_factory=list)  # what was not compared, or had no rule
     unruled: list[str] = field(default_factory=list)  # reference columns without a rule
+    #: flips accepted as decisions within rounding: one line each (row, column, margins)
+    within_rounding: list[str] = field(default_factory=list)
 
 
 def read_table_file(path: Path) -> pd.DataFrame:
@@ -92,7 +94,14 @@ def reference_tables(folder: Path) -> dict[str, Path]:
 
 
 def _tables_in(folder: Path) -> dict[str, Path]:
-    return {p.name: p for p in sorted(folder.iterdir()) if p.is_file() and p.suffix in RUN_SUFFIXES}
+    """Tables directly in ``folder``: CSV or parquet, or a recorded run's ``.csv.gz`` (named
+    without ``.gz``)."""
+    found = {
+        p.name: p for p in sorted(folder.iterdir()) if p.is_file() and p.suffix in RUN_SUFFIXES
+    }
+    for p in sorted(folder.glob(f"*{REFERENCE_SUFFIX}")):
+        found.setdefault(p.name[: -len(".gz")], p)
+    return found
 
 
 def run_tables(run_dir: Path) -> dict[str, Path]:
@@ -145,13 +154,43 @@ def float_ratios(ref: np.ndarray, run: np.ndarray, tol: Tolerance) -> np.ndarray
     return np.where(np.isnan(ratio), np.inf, ratio)
 
 
-def _column_worst(name: str, ref: pd.Series, run: pd.Series, tol: Tolerance) -> Worst:
+#: a column's rule may depend on the row's value of this column (``r_hat[predictor=P_attn]``):
+#: a float32 path and a float64 path in one column get their own tolerances
+QUALIFIER = "predictor"
+
+
+def qualified_tolerances(
+    table: str, col: str, ref: pd.DataFrame, tols: Tolerances
+) -> list[tuple[np.ndarray, Tolerance]]:
+    """(rows, tolerance) of ``col``: one group per ``predictor`` where the file names
+    ``col[predictor=<p>]``, the rest under the column's own rule."""
+    base = tols.column(table, col, _is_float(ref[col]))
+    if QUALIFIER not in ref.columns:
+        return [(np.ones(len(ref), dtype=bool), base)]
+    groups, rest = [], np.ones(len(ref), dtype=bool)
+    entries = tols.tables.get(table, {})
+    for value in ref[QUALIFIER].dropna().unique():
+        key = f"{col}[{QUALIFIER}={value}]"
+        if key in entries:
+            rows = (ref[QUALIFIER] == value).to_numpy()
+            groups.append((rows, entries[key]))
+            rest &= ~rows
+    return [*groups, (rest, base)]
+
+
+def column_ratios(name: str, ref: pd.Series, run: pd.Series, tol: Tolerance) -> np.ndarray:
     numeric = pd.api.types.is_numeric_dtype(ref.dtype) and pd.api.types.is_numeric_dtype(run.dtype)
     if tol.exact or not numeric:
-        bad = exact_mismatches(ref, run)
-        ratio = np.where(bad, np.inf, 0.0)
-    else:
-        ratio = float_ratios(ref.to_numpy(), run.to_numpy(), tol)
+        return np.where(exact_mismatches(ref, run), np.inf, 0.0)
+    return float_ratios(ref.to_numpy(), run.to_numpy(), tol)
+
+
+def _column_worst(
+    name: str, ref: pd.Series, run: pd.Series, tol: Tolerance, ratio: np.ndarray | None = None
+) -> Worst:
+    numeric = pd.api.types.is_numeric_dtype(ref.dtype) and pd.api.types.is_numeric_dtype(run.dtype)
+    if ratio is None:
+        ratio = column_ratios(name, ref, run, tol)
     row = int(np.argmax(ratio)) if len(ratio) else 0
     abs_dev = rel_dev = math.nan
     if numeric and len(ratio):
@@ -167,7 +206,7 @@ def _column_worst(name: str, ref: pd.Series, run: pd.Series, tol: Tolerance) -> 
 
 
 def compare_frames(
-    name: str, ref: pd.DataFrame, run: pd.DataFrame, tols: Tolerances
+    name: str, ref: pd.DataFrame, run: pd.DataFrame, tols: Tolerances, decisions=None
 ) -> TableResult:
     """One table: its shape, its columns, then every column within its tolerance."""
     res = TableResult(name, OK, rows=len(ref))
@@ -184,8 +223,17 @@ def compare_frames(
         res.notes.append(_no_rule_note(name, ref, res.unruled, tols))
     if not res.problems:
         for col in ref.columns:
-            tol = tols.column(name, col, _is_float(ref[col]))
-            w = _column_worst(col, ref[col], run[col], tol)
+            ratio = np.zeros(len(ref))
+            tol_of_row: list[Tolerance] = [tols.column(name, col, _is_float(ref[col]))] * len(ref)
+            for rows, tol in qualified_tolerances(name, col, ref, tols):
+                ratio[rows] = column_ratios(col, ref[col][rows], run[col][rows], tol)
+                for i in np.flatnonzero(rows):
+                    tol_of_row[i] = tol
+            if decisions is not None and np.any(ratio > 1):
+                ratio = decisions.accept(name, col, ref, run, ratio, res)
+            row = int(np.argmax(ratio)) if len(ratio) else 0
+            tol = tol_of_row[row] if len(ratio) else tols.column(name, col, _is_float(ref[col]))
+            w = _column_worst(col, ref[col], run[col], tol, ratio)
             if res.worst is None or w.ratio > res.worst.ratio:
                 res.worst = w
         if res.worst is not None and res.worst.ratio > 1:
@@ -199,15 +247,26 @@ def verify_run(run_dir, reference_dir, tolerances: Tolerances) -> list[TableResu
     """Every reference table against the run's table of the same name, then the run's tables
     the reference does not hold (``not in reference``). Inputs that cannot be read raise
     VerifyInputError; disagreements are results (status OUT or MISSING)."""
+    from entropic_bound.verify.rules import Decisions
+
     ref_files = reference_tables(Path(reference_dir))
     run_files = run_tables(Path(run_dir))
+    frames = {
+        name: (read_table_file(p), read_table_file(run_files[name]))
+        for name, p in ref_files.items()
+        if name in run_files
+    }
+    decisions = Decisions(frames, tolerances, Path(run_dir), Path(reference_dir))
     results = []
-    for name, ref_path in ref_files.items():
+    # decision tables first: the aggregates built from them are judged through their flips
+    order = sorted(ref_files, key=lambda n: (n not in Decisions.SOURCES, n))
+    for name in order:
         if name not in run_files:
             results.append(TableResult(name, MISSING, problems=["missing from the run"]))
             continue
-        ref, run = read_table_file(ref_path), read_table_file(run_files[name])
-        results.append(compare_frames(name, ref, run, tolerances))
+        ref, run = frames[name]
+        results.append(compare_frames(name, ref, run, tolerances, decisions))
+    results.sort(key=lambda r: list(ref_files).index(r.name))
     results += [TableResult(n, NOT_IN_REFERENCE) for n in run_files if n not in ref_files]
     return results
 

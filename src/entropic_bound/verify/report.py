@@ -35,11 +35,38 @@ def deviation_text(res: TableResult) -> str:
     return f"{where}: |d| {_num(w.abs_dev)}, rel {_num(w.rel_dev)} ({w.tolerance.describe()})"
 
 
+def _cpu_of(folder) -> str:
+    """The CPU a MANIFEST.json in ``folder`` names (a reference or recorded run), else for a run
+    folder the CPU verify runs on (a run is verified where it was made)."""
+    import json
+    from pathlib import Path
+
+    manifest = Path(folder) / "MANIFEST.json"
+    if manifest.is_file():
+        try:
+            return str(json.loads(manifest.read_text()).get("cpu", "not recorded"))
+        except (OSError, ValueError):
+            return "not recorded"
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:  # /proc/cpuinfo's model name (Linux); torch-free, unlike train.fused.cpu_summary
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    return f"{model or 'unknown'} (this machine)"
+
+
 def format_report(results: list[TableResult], run_dir, reference_dir) -> str:
     """One line per table: name, rows, largest deviation, its share of the tolerance, verdict."""
     width = max([len(r.name) for r in results] + [5])
     lines = [
         f"verify {run_dir} against {reference_dir}",
+        f"reference CPU: {_cpu_of(reference_dir)}; run CPU: {_cpu_of(run_dir)}",
         f"{'table':<{width}}  {'rows':>6}  {'of tol.':>8}  {'verdict':<16}  largest deviation",
     ]
     for r in results:
@@ -48,6 +75,10 @@ def format_report(results: list[TableResult], run_dir, reference_dir) -> str:
         text = deviation_text(r)
         lines.append(f"{r.name:<{width}}  {rows:>6}  {share:>8}  {r.status:<16}  {text}")
         lines += [f"{'':<{width}}  {'':>6}  {'':>8}  {'':<16}  note: {n}" for n in r.notes]
+        lines += [
+            f"{'':<{width}}  {'':>6}  {'':>8}  {'':<16}  decision within rounding: {d}"
+            for d in r.within_rounding
+        ]
     compared = [r for r in results if r.status != NOT_IN_REFERENCE]
     good = sum(r.status == OK for r in compared)
     verdict = "agree" if good == len(compared) else "DISAGREE"
@@ -55,6 +86,13 @@ def format_report(results: list[TableResult], run_dir, reference_dir) -> str:
         f"{good} of {len(compared)} reference tables agree within tolerance: the run and the "
         f"reference {verdict}"
     )
+    flips = sum(len(r.within_rounding) for r in results)
+    if flips:
+        lines.append(
+            f"{flips} decision(s) within rounding (a rank, a rounding or a best_route flipped "
+            "where the deciding quantity lies within its measured cross-CPU spread of the "
+            "threshold; aggregates judged through them)"
+        )
     unruled = sum(len(r.unruled) for r in results)
     if unruled:
         lines.append(
@@ -77,6 +115,7 @@ def report_json(results: list[TableResult]) -> list[dict]:
                 "problems": r.problems,
                 "notes": r.notes,
                 "unruled_columns": r.unruled,
+                "decisions_within_rounding": r.within_rounding,
                 "worst": None
                 if w is None
                 else {

@@ -33,8 +33,14 @@ PATTERN_CHARS = "*?["
 
 
 def is_pattern(name: str) -> bool:
-    """Whether a tolerance file's column entry is a pattern rather than one column's name."""
-    return any(c in name for c in PATTERN_CHARS)
+    """Whether a tolerance file's column entry is a pattern rather than one column's name (or
+    one column's rows of one predictor, ``r_hat[predictor=P_attn]``)."""
+    return not is_qualified(name) and any(c in name for c in PATTERN_CHARS)
+
+
+def is_qualified(name: str) -> bool:
+    """``column[predictor=<value>]``: the rule of the column's rows with that predictor."""
+    return name.endswith("]") and "[" in name and "=" in name.split("[", 1)[1]
 
 
 class VerifyInputError(ValueError):
@@ -63,11 +69,22 @@ class Tolerances:
     float_default: Tolerance
     tables: dict[str, dict[str, Tolerance]]
     safety_factor: float | None = None
+    #: decisions made by a threshold: the cross-CPU spread of each deciding quantity
+    #: (``spectra``: predictor -> spread of s/s_1; docs/reproducibility.md)
+    decisions: dict = None  # type: ignore[assignment]
+    #: the CPUs the tolerances were measured on (documentation only)
+    measured_on: dict = None  # type: ignore[assignment]
+
+    def spectral_spread(self, predictor: str) -> float | None:
+        """The measured spread of ``predictor``'s normalised spectrum, None if unmeasured."""
+        entry = (self.decisions or {}).get("spectra", {}).get(predictor)
+        return None if entry is None else float(entry["spread"])
 
     def rule(self, table: str, column: str) -> Tolerance | None:
         """The file's rule for ``column`` of ``table``: its own entry, else the first pattern
         entry that matches it, else None (no rule)."""
         entries = self.tables.get(table, {})
+        column = column.split("[", 1)[0] if column not in entries and "[" in column else column
         if column in entries:
             return entries[column]
         return next(
@@ -109,7 +126,8 @@ def _tolerance(value, where: str) -> Tolerance:
 
 def parse_tolerances(doc, source: str = "tolerance file") -> Tolerances:
     """:class:`Tolerances` from the parsed YAML ``doc``; VerifyInputError names what is wrong."""
-    if not isinstance(doc, dict) or set(doc) - {"safety_factor", "float_default", "tables"}:
+    allowed = {"safety_factor", "float_default", "tables", "decisions", "measured_on"}
+    if not isinstance(doc, dict) or set(doc) - allowed:
         raise VerifyInputError(
             f"{source}: expected the keys safety_factor, float_default, tables; "
             "see benchmarks/reference/tolerances.yaml"
@@ -126,7 +144,22 @@ def parse_tolerances(doc, source: str = "tolerance file") -> Tolerances:
         }
     default = _tolerance(doc.get("float_default", EXACT_WORD), f"{source}: float_default")
     factor = doc.get("safety_factor")
-    return Tolerances(default, parsed, None if factor is None else float(factor))
+    decisions = doc.get("decisions") or {}
+    for pred, entry in (
+        (decisions.get("spectra") or {}).items() if isinstance(decisions, dict) else ()
+    ):
+        x = entry.get("spread") if isinstance(entry, dict) else None
+        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) or x < 0:
+            raise VerifyInputError(
+                f"{source}: decisions.spectra.{pred}.spread is {x!r}; give a number >= 0"
+            )
+    return Tolerances(
+        default,
+        parsed,
+        None if factor is None else float(factor),
+        decisions if isinstance(decisions, dict) else {},
+        doc.get("measured_on") or {},
+    )
 
 
 def load_tolerances(path) -> Tolerances:

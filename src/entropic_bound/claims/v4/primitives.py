@@ -12,36 +12,29 @@ units. So a missing input is never "not reproduced", and NaN never counts for a 
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
+from entropic_bound.analysis import spearman, spearman_fillings
 from entropic_bound.claims.theory_v3 import clopper_pearson
-from entropic_bound.claims.verdict import INSUFFICIENT, Check, fmt
+from entropic_bound.claims.verdict import INSUFFICIENT, Check, bound, fmt, unknown_cells
 
 #: v4's further word: the run's data cannot tell the claim from its negation
 NO_POWER = "no power"
 
 
 def bounded(passes_against: bool, passes_for: bool) -> bool | None:
-    """The bounding rule: True when the check passes with every unknown counted against the
-    claim, False when it fails with every unknown counted for it, None (undecided) otherwise."""
-    if passes_against:
-        return True
-    if not passes_for:
-        return False
-    return None
+    """The bounding rule (:func:`entropic_bound.claims.verdict.bound`, defined there once) on
+    a check already decided with every unknown against the claim and with every unknown for
+    it."""
+    return bound(lambda favourable: passes_for if favourable else passes_against)
 
 
 def _unknown_note(outcome: pd.Series) -> str:
-    bad = [str(i) for i in outcome.index[outcome.isna().to_numpy()]]
-    if not bad:
-        return ""
-    more = f" and {len(bad) - 4} more" if len(bad) > 4 else ""
-    return f"; unknown (missing or NaN): {', '.join(bad[:4])}{more}"
+    return unknown_cells(outcome, "units")
 
 
 def _as_outcome(outcome) -> pd.Series:
@@ -140,20 +133,10 @@ def no_better(
     return Check(passed, text, headline=head, name=name)
 
 
-def spearman(x, y) -> float:
-    """Spearman's ρ (average ranks for ties); NaN when either side is constant."""
-    rx = pd.Series(x, dtype=float).rank().to_numpy()
-    ry = pd.Series(y, dtype=float).rank().to_numpy()
-    if rx.std() == 0 or ry.std() == 0:
-        return math.nan
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 def trend(name: str, x, y, need: float, rises: bool, s: Mapping, what: str) -> Check:
     """Spearman(x, y) ≥ ``need`` (a rise) or ≤ it (a fall) over ≥ ``min_ladder_rungs``
     points; a NaN point is unknown: the trend is decided only if it holds, or fails, in every
-    ordering the unknown points could take among the known ones (at most two unknowns are
-    tried; more leave it undecided)."""
+    order the unknown points could take among the known ones (too many orders: undecided)."""
     x = pd.Series(x, dtype=float).reset_index(drop=True)
     y = pd.Series(y, dtype=float).reset_index(drop=True)
     n = len(x)
@@ -162,7 +145,11 @@ def trend(name: str, x, y, need: float, rises: bool, s: Mapping, what: str) -> C
         text = f"{what}: {n} points; a trend needs ≥ {s['min_ladder_rungs']} (insufficient data)"
         return Check(None, text, INSUFFICIENT, (what, math.nan, sense, need, n), name)
     nan = y.isna()
-    rhos = [spearman(x, yy) for yy in _fillings(y, nan)]
+    if nan.any():  # every order the unknown points can take among the known ones
+        filled = spearman_fillings(x.to_numpy(), y.to_numpy())
+        rhos = [] if filled is None else list(filled)
+    else:
+        rhos = [spearman(x, y)]
     ok = [(r >= need if rises else r <= need) if np.isfinite(r) else False for r in rhos]
     rho = spearman(x, y) if not nan.any() else math.nan
     text = f"{what}: Spearman = {fmt(rho)} over {n} points"
@@ -171,29 +158,6 @@ def trend(name: str, x, y, need: float, rises: bool, s: Mapping, what: str) -> C
         text += f" (ρ between {fmt(min(rhos))} and {fmt(max(rhos))})" if rhos else ""
     passed = bounded(all(ok), any(ok)) if rhos else None
     return Check(passed, text, headline=(what, rho, sense, need, n), name=name)
-
-
-def _fillings(y: pd.Series, nan: pd.Series, most: int = 2):
-    """Every ordering an unknown point could take among the known ones (a value below, between
-    and above them: Spearman reads only ranks); more than ``most`` unknowns: no filling is
-    tried, so the trend stays undecided."""
-    if not nan.any():
-        yield y
-        return
-    if nan.sum() > most:
-        return
-    known = np.sort(y[~nan].to_numpy())
-    cuts = np.concatenate(
-        [
-            [known[0] - 1.0] if len(known) else [0.0],
-            (known[:-1] + known[1:]) / 2,
-            [known[-1] + 1.0] if len(known) else [1.0],
-        ]
-    )
-    for combo in itertools.product(cuts, repeat=int(nan.sum())):
-        yy = y.copy()
-        yy[nan] = combo
-        yield yy
 
 
 def power(drops: Mapping[str, float], effect: float, what: str) -> tuple[bool, str]:

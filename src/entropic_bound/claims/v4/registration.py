@@ -61,6 +61,12 @@ def subclaim_verdict(check: Check) -> str:
     return check.status or MISSING
 
 
+def _line_word(entry: dict, check: Check) -> str:
+    """A line's word in subclaims.csv: a validation that holds reads "validated"."""
+    word = subclaim_verdict(check)
+    return VALIDATED if entry["role"] == "validation" and word == REPRODUCED else word
+
+
 def claim_verdict(lines: list[tuple[dict, Check]]) -> str:
     """A claim's word from its sub-claims (module docstring)."""
     counted = [subclaim_verdict(c) for e, c in lines if e["role"] == "counted"]
@@ -163,7 +169,8 @@ def evaluate_subclaim(entry: dict, tables: Mapping, claims: dict, run: dict | No
             return sel
         return _decide(entry, sel, s)
     except Exception as exc:  # noqa: BLE001  one line's fault is that line's missing input
-        return Check(None, f"missing input: {type(exc).__name__}: {exc}", name=entry["id"])
+        why = " ".join(str(exc).split())[:200]  # one line
+        return Check(None, f"missing input: {type(exc).__name__}: {why}", name=entry["id"])
 
 
 def _v3_word(checks: list[Check]) -> str:
@@ -203,7 +210,7 @@ def subclaim_table(tables: Mapping, claims: dict, run: dict | None) -> pd.DataFr
                 "role": e["role"],
                 "fragment": e["fragment"],
                 "primitive": e["primitive"],
-                "verdict": subclaim_verdict(c),
+                "verdict": _line_word(e, c),
                 "value": head[1],
                 "sense": head[2],
                 "threshold": head[3],

@@ -47,8 +47,15 @@ class Selected:
 
 
 def _needs(tables: Mapping, *names: str) -> Check | None:
-    absent = [t for t in names if tables.get(t) is None]
-    return Check(None, "absent: " + ", ".join(absent)) if absent else None
+    """Missing input when a table the line reads is absent or has no rows (named by file)."""
+    from entropic_bound.claims.verdict import TABLE_FILES
+
+    absent = [TABLE_FILES[t] for t in names if tables.get(t) is None]
+    empty = [TABLE_FILES[t] for t in names if tables.get(t) is not None and not len(tables[t])]
+    parts = (["absent: " + ", ".join(absent)] if absent else []) + (
+        ["empty (0 rows): " + ", ".join(empty)] if empty else []
+    )
+    return Check(None, "; ".join(parts)) if parts else None
 
 
 def _tasks(run: dict | None, rungs) -> pd.DataFrame:
@@ -75,8 +82,11 @@ def deficiency(tables, run, s, inputs) -> Selected | Check:
     from entropic_bound.bounds.stage import bound_ranks
 
     rung = inputs["rung"]
-    bounds = tables.get("bounds")
-    if bounds is None or not theory_v3.has_best_bounds(bounds):
+    bad = _needs(tables, "bounds")
+    if bad is not None:
+        return bad
+    bounds = tables["bounds"]
+    if not theory_v3.has_best_bounds(bounds):
         return Check(None, "bounds.csv has no best-known bound (column R_best)")
     b = run["bounds"]
     mode = b["ranks"] if rung in b["deficiency_rungs"] else "knee"
@@ -260,6 +270,10 @@ def ladder(tables, run, s, inputs) -> Selected | Check:
     )
     sel = Selected(f"ladder: {col} against λ", per.astype(float), "rungs")
     sel.scores = {"x": list(per.index), "y": list(per.to_numpy())}
+    missing = list(tasks["task_id"][got.isna().to_numpy()])
+    if missing:  # the registered tasks behind an unknown rung, by name
+        more = " …" if len(missing) > 4 else ""
+        sel.note = f"; tasks without a value: {', '.join(missing[:4])}{more}"
     return sel
 
 
@@ -279,8 +293,6 @@ def _distortion(tables, run, s) -> dict | Check:
     if run is None:
         return Check(None, "the run's config is needed for the estimators' admission")
     df = tables["C8_distortion"]
-    if df.empty:
-        return Check(None, "C8_distortion.parquet has no rows")
     names = [c["estimator"], *c["competitors"]]
     S = spectra_matrix(df["spectrum"])
     est = {e: estimate_finite(S, e, s["numerical_tol"]) for e in names}
