@@ -231,10 +231,12 @@ class ClaimV4(Claim):
             return _row(self, [check], "v4 not registered") | {"verdict": MISSING}
         lines = evaluate_lines(tables, claims, run, self.cid)
         checks = [c for _, c in lines]
-        for e, c in lines:
-            c.measured = f"[{e['id']} {e['role']}: {subclaim_verdict(c)}] {c.measured}"
-            c.validation = e["role"] != "counted"
+        for _, c in lines:
+            c.validation = c.role != "counted"  # the headline number is a counted line's
         row = _row(self, checks, self.threshold(claims["v4"]))
+        row["measured"] = "; ".join(
+            f"[{e['id']} {e['role']}: {_line_word(e, c)}] {c.measured}" for e, c in lines
+        )
         row["verdict"] = claim_verdict(lines)
         return row
 
