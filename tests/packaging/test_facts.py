@@ -192,3 +192,13 @@ def test_registered_index_lists_exactly_the_folders():
     assert all(m.group(1) == m.group(2) for m in listed)
     names = [m.group(1) for m in listed]
     assert len(names) == len(set(names)) and set(names) == folders
+
+
+def test_readme_results_table_is_the_reference_runs():
+    """The README's results table is headline_lines of the shipped reference's claims.csv and
+    subclaims.csv (rewrite it with `python benchmarks/readme_headline.py`)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from readme_headline import with_headline
+
+    readme = (REPO / "README.md").read_text()
+    assert readme == with_headline(readme), "run python benchmarks/readme_headline.py"

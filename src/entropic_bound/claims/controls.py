@@ -192,7 +192,7 @@ def check_outcomes(claims: dict, broken=(), only=None) -> dict[tuple[str, str], 
     out = {}
     for reg, claims_of in REGISTRY.items():
         for cid, claim in claims_of.items():
-            if only is not None and not set(claim.needs) & set(only):
+            if only is not None and not set(claim.reads(claims)) & set(only):
                 continue
             checks = claim.evaluate(tables, claims, run)
             out[(reg, cid)] = [(_label(c), c.passed, c.role) for c in checks]

@@ -93,6 +93,10 @@ class Claim:
         tasks it registers)."""
         return _row(self, self.evaluate(tables, claims, run), self.threshold(self.settings(claims)))
 
+    def reads(self, claims: dict) -> tuple[str, ...]:
+        """The tables this claim reads (its ``needs``; a registration of data says per line)."""
+        return self.needs
+
     def settings(self, claims: dict) -> dict:
         """This registration's thresholds: v1 the top level of config/claims.yaml, v2 and v3
         their sections."""

@@ -240,6 +240,20 @@ class ClaimV4(Claim):
         row["verdict"] = claim_verdict(lines)
         return row
 
+    def reads(self, claims: dict) -> tuple[str, ...]:
+        """The tables this claim's registered lines read (their selectors', a v3 line's
+        claim's), so that a planted control re-evaluates the claim only when one changed."""
+        from entropic_bound.claims.registry import CLAIMS_V3
+        from entropic_bound.claims.v4.selectors import NEEDS
+
+        if "v4" not in claims:
+            return self.needs
+        need: list[str] = []
+        for e in entries(claims, self.cid):
+            v3 = e["primitive"] == "v3"
+            need += CLAIMS_V3[e["inputs"]["claim"]].needs if v3 else NEEDS[e["select"]]
+        return tuple(dict.fromkeys(need))
+
     def evaluate(self, tables: Mapping, claims: dict, run: dict | None = None) -> list[Check]:
         """The sub-claims' checks (the controls table reads them by name)."""
         if "v4" not in claims:
@@ -265,7 +279,7 @@ def build_claims(statements: Mapping[str, str]) -> dict[str, ClaimV4]:
     """cid -> ClaimV4, in the paper's order (the statements of registry.CLAIMS)."""
     from entropic_bound.claims.verdict import TABLE_FILES
 
-    # a sub-claim may read any cached table (its selector says which): all are its inputs
+    # needs: every table (a line may read any); reads(claims) names those its lines read
     return {
         cid: ClaimV4(cid, st, tuple(TABLE_FILES), _threshold_of(cid), lambda *a: [], "v4")
         for cid, st in statements.items()

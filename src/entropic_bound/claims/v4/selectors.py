@@ -586,6 +586,27 @@ def v3_checks(tables, run, claims, inputs) -> list[Check]:
     return row_checks
 
 
+#: select name -> the cached tables it reads (a planted control re-evaluates a line only when
+#: one of them changed)
+NEEDS: dict[str, tuple[str, ...]] = {
+    "deficiency": ("bounds",),
+    "achievability": ("train_metrics", "bounds"),
+    "knee": ("train_metrics", "bounds"),
+    "recovery": ("train_metrics",),
+    "p_static_exact": ("data_only_predictions",),
+    "static_student_risk": ("train_metrics",),
+    "static_match": ("data_only_predictions", "train_metrics", "bounds"),
+    "ladder": ("data_only_predictions", "train_metrics"),
+    "distortion_exact": ("C8_distortion",),
+    "distortion_rate": ("C8_distortion",),
+    "distortion_shift": ("C8_distortion",),
+    "linear_clean": ("frontier",),
+    "linear_at_scale": ("frontier",),
+    "softmax_partial": ("frontier",),
+    "nonlinear_inversion": ("X1_teachers",),
+    "identifiability": ("X1_boundaries",),
+}
+
 #: select name -> function(tables, run, v4 settings, inputs)
 SELECTORS: dict[str, Callable] = {
     "deficiency": deficiency,
