@@ -466,11 +466,8 @@ def train_gpus():
 
 
 # Verdict by scale (workflow/rules/scale.smk): config/scale/scales.yaml maps d to a config.
-from entropic_bound.config.load import (  # noqa: E402
-    SCALE_RUN_NAME,
-    load_scale_list,
-    scale_study_asked,
-)
+from entropic_bound.config.load import load_scale_list, scale_study_asked  # noqa: E402
+from entropic_bound.config.relations import SCALE_RUN_NAME  # noqa: E402
 
 
 def in_clone(path) -> Path:
