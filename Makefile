@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SMK     := $(BIN)/snakemake
 
-.PHONY: venv reproduce verify quick test test-install bench bench-gpu test-cluster
+.PHONY: venv reproduce figures verify quick test test-install bench bench-gpu test-cluster
 
 LOCK    := requirements/lock.txt
 # the run's config: `make reproduce CONFIG=config/quick.yaml` (its run_name names results/<run_name>/)
@@ -24,6 +24,9 @@ venv: $(STAMP)  ## create .venv and install the project at the lock's exact vers
 reproduce: $(STAMP)  ## paper scale (or CONFIG=...), every figure, table and claim verdict, and the report
 	$(SMK) reproduce-all --cores all --configfile $(CONFIG)
 	$(SMK) reproduce-all --cores all --configfile $(CONFIG) --report $(RUN_DIR)/report.html
+
+figures: $(STAMP)  ## every paper figure and table from the shipped reference, no run: results/reference_figures/
+	$(SMK) reference_figures --cores 1
 
 verify: $(STAMP)  ## results/paper against the shipped reference, within measured tolerances (docs/reproducibility.md)
 	$(BIN)/entropic-bound verify results/paper

@@ -511,7 +511,9 @@ def scale_run_dir(wildcards):
 # --- figures: inputs, outputs and report entries from each FigureSpec (figures.smk) ---
 from entropic_bound.figures.spec import (  # noqa: E402
     FIGURES,
+    figure_tables,
     figures_of_rule,
+    reference_file,
     table_file,
     tables_of_rule,
 )
@@ -526,6 +528,20 @@ def figure_outputs(rule):
         out[f"{fid}_png"] = report(f"{path}.png", **figure_report(FIGURES[fid]))
         out[f"{fid}_pdf"] = f"{path}.pdf"
     return out
+
+
+def reference_figure_inputs():
+    """Every table a figure reads, from the shipped reference (REFERENCE), keyed by stem."""
+    return {t: repo_path(f"{REFERENCE}/{reference_file(t)}") for t in figure_tables()}
+
+
+def reference_figure_outputs():
+    """The PNG and PDF of every figure, under REFERENCE_FIGURES (not in the report)."""
+    return {
+        f"{fid}_{ext}": f"{REFERENCE_FIGURES}/{f.stem}.{ext}"
+        for fid, f in FIGURES.items()
+        for ext in ("png", "pdf")
+    }
 
 
 def figure_report(spec):
