@@ -142,7 +142,7 @@ def test_building_the_dag_imports_no_torch():
     """The library modules the Snakefile and its rules import at parse time (top-level
     ``from entropic_bound.X import``) load without torch: every ``snakemake`` call, a dry run
     or a cluster job's own, parses them, and torch costs ~2.5 s of that each time."""
-    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").rglob("*.smk"))]
     modules = sorted(
         {
             line.split()[1]
