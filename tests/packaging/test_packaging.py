@@ -66,10 +66,9 @@ OLDER_TESTED = {"setuptools": "77.0.3"}
 def test_dependencies_are_ranges_with_tested_lower_bounds():
     """Ranges, not pins (so the library installs beside a user's stack): each has a lower bound,
     the version of requirements/lock.txt, which make venv installs and the tests ran with."""
-    lock = (REPO / "requirements" / "lock.txt").read_text().splitlines()
-    pins = dict(
-        ln.lower().replace("_", "-").split("==") for ln in lock if ln and not ln.startswith("#")
-    )
+    from test_envs import lock_pins
+
+    pins = lock_pins()
     extras = PROJECT["optional-dependencies"]
     for reqs in (PROJECT["dependencies"], *extras.values()):
         for r in map(Requirement, reqs):
