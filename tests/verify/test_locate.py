@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 from entropic_bound.cli.main import main
 from entropic_bound.verify import locate
+from entropic_bound.verify.tolerance import VerifyInputError
 
 
-def test_the_clone_finds_its_reference():
-    folder, tolerances = locate.shipped_reference()
-    assert (folder / "MANIFEST.json").is_file() and tolerances.is_file()
+def test_a_clone_finds_its_reference_and_a_wheel_says_where_it_is():
+    folder, tolerances = locate.default_reference()
+    if folder.is_dir():
+        assert locate.shipped_reference() == (folder, tolerances)
+        assert (folder / "MANIFEST.json").is_file() and tolerances.is_file()
+    else:  # make test-install: the installed wheel, no clone beside it
+        with pytest.raises(VerifyInputError, match="--reference <clone>/benchmarks/reference"):
+            locate.shipped_reference()
 
 
 def test_without_a_clone_one_line_says_where_the_reference_is(tmp_path, monkeypatch, capsys):
