@@ -5,25 +5,40 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SMK     := $(BIN)/snakemake
 
-.PHONY: venv reproduce verify quick test test-install bench bench-gpu test-cluster
+.PHONY: venv lock reproduce figures verify quick test test-install bench bench-gpu test-cluster
 
 LOCK    := requirements/lock.txt
 # the run's config: `make reproduce CONFIG=config/quick.yaml` (its run_name names results/<run_name>/)
 CONFIG  ?= config/config.yaml
 RUN_DIR  = results/$(shell sed -n 's/^run_name: *\([^ #]*\).*/\1/p' $(CONFIG))
 
+# torch's CPU build (the lock's torch==<version>+cpu): PyPI's Linux wheel is the CUDA build
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	# library + Snakemake, plotting, SLURM, test tools, at the lock's exact versions
-	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev,workflow,cluster]'
+	# torch first, from PyTorch's CPU index, its hash checked (the lock's torch lines)
+	awk '/^torch==/ {p = 1; print; next} p && /^ +--hash/ {print; next} {p = 0}' $(LOCK) > $(VENV)/torch.txt
+	$(BIN)/pip install --quiet --require-hashes --no-deps --index-url $(TORCH_INDEX) -r $(VENV)/torch.txt
+	# then every other dependency (Snakemake, plotting, SLURM, test tools) at the lock's version,
+	# each hash checked, nothing the lock does not name (--no-deps; pip check below)
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	# the project itself, editable (a source tree has no hash): its dependencies are all in
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create .venv and install the project at the lock's exact versions (idempotent)
+venv: $(STAMP)  ## create .venv and install the lock's exact versions, every hash checked (idempotent)
+
+lock:  ## regenerate requirements/lock.txt with hashes (needs the network; requirements/lock.sh)
+	bash requirements/lock.sh $(PY)
 
 reproduce: $(STAMP)  ## paper scale (or CONFIG=...), every figure, table and claim verdict, and the report
 	$(SMK) reproduce-all --cores all --configfile $(CONFIG)
 	$(SMK) reproduce-all --cores all --configfile $(CONFIG) --report $(RUN_DIR)/report.html
+
+figures: $(STAMP)  ## every paper figure and table from the shipped reference, no run: results/reference_figures/
+	$(SMK) reference_figures --cores 1
 
 verify: $(STAMP)  ## results/paper against the shipped reference, within measured tolerances (docs/reproducibility.md)
 	$(BIN)/entropic-bound verify results/paper

@@ -6,8 +6,3 @@ workflow/rules/): ``tasks`` → ``predict`` → ``frontier`` → ``train`` → `
 command) in front and ``core`` / ``config`` underneath. Importing this package imports nothing
 heavy; each subpackage re-exports its public names lazily.
 """
-
-from entropic_bound._moved import install as _install_moved
-
-# the flat module paths of 0.1 (entropic_bound.estimators, .predictors, .engine, ...) still import
-_install_moved()

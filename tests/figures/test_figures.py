@@ -86,12 +86,13 @@ def test_unknown_figure_is_a_one_line_error(tables, claims):
 
 def test_every_report_output_has_a_one_sentence_caption():
     rules = REPO / "workflow" / "rules"
-    # a table's report() caption comes from common.smk's _REPORT_ITEMS, a figure's from its spec
-    common = (rules / "common.smk").read_text()
+    # a table's report() caption comes from common/report.smk's _REPORT_ITEMS, a figure's from
+    # its spec
+    common = (rules / "common" / "report.smk").read_text()
     items = common.split("_REPORT_ITEMS = {", 1)[1].split("\n}", 1)[0]
     captions = [f"{key}.rst" for key in re.findall(r'^\s+"(\w+)": \(', items, flags=re.M)]
     captions += [Path(spec.caption).name for spec in FIGURES.values()]
-    smk = "".join(p.read_text() for p in rules.glob("*.smk"))
+    smk = "".join(p.read_text() for p in rules.rglob("*.smk"))
     used = set(re.findall(r'REPORT\["(\w+)"\]', smk)) | set(FIGURES)
     assert {f"{u}.rst" for u in used} <= set(captions), "a report() id without a caption entry"
     assert {f"F{i}.rst" for i in range(1, 8)} <= set(captions)

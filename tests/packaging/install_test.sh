@@ -32,7 +32,7 @@ step "fresh venv ($("$PY" --version)), torch at the lock's version, CPU build"
 V="$WORK/venv/bin"
 "$PY" -m venv "$WORK/venv"
 "$V/pip" install -q --upgrade pip 2>&1 | quiet
-TORCH="$(grep '^torch==' "$REPO/requirements/lock.txt")"
+TORCH="$(grep -o '^torch==[^ ]*' "$REPO/requirements/lock.txt")"  # torch==2.13.0+cpu
 echo "$TORCH" > "$WORK/torch.txt"
 if "$V/pip" download -q --no-index --no-deps -d "$WORK/torch" "$TORCH" 2>/dev/null; then
   "$V/pip" install -q "$WORK"/torch/torch-*.whl 2>&1 | quiet  # the local wheel; its deps: PyPI

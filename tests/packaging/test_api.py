@@ -1,6 +1,5 @@
-"""The documented API imports from its short paths, the 0.1 flat paths still import (as the
-very same modules), and the package layout keeps its rules: no stage imports a later stage,
-core imports nothing of the project."""
+"""The documented API imports from its short paths, no other path imports, and the package
+layout keeps its rules: no stage imports a later stage, core imports nothing of the project."""
 
 from __future__ import annotations
 
@@ -9,8 +8,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-
-from entropic_bound._moved import MOVED
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "entropic_bound"
 
@@ -40,18 +37,11 @@ def test_documented_api_imports(module, names):
     assert set(names) <= set(dir(m))
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_the_flat_paths_of_0_1_are_the_new_modules(old):
-    assert importlib.import_module(f"entropic_bound.{old}") is importlib.import_module(
-        f"entropic_bound.{MOVED[old]}"
-    )
-
-
-def test_old_from_imports_of_the_readme_still_work():
-    from entropic_bound.engine import Optim, train_students  # noqa: F401
-    from entropic_bound.estimators import all_estimators, energy_rank  # noqa: F401
-    from entropic_bound.predictors import predict_attention_native, predict_static  # noqa: F401
-    from entropic_bound.recommend import recommend_rank  # noqa: F401
+@pytest.mark.parametrize("old", ["engine", "estimators", "predictors", "recommend", "cli.why"])
+def test_no_alias_of_a_module_path_imports(old):
+    """0.1.0 is the first release: a module has one path, under its stage's package."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"entropic_bound.{old}")
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -102,7 +92,7 @@ def test_no_package_imports_a_later_stage(package):
 
 def test_the_package_root_holds_only_its_entry_points():
     flat = sorted(p.name for p in PKG.glob("*.py"))
-    assert flat == ["__init__.py", "__main__.py", "_moved.py"]
+    assert flat == ["__init__.py", "__main__.py"]
 
 
 def test_no_library_module_is_over_400_lines():

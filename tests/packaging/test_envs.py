@@ -23,11 +23,37 @@ def _pins(reqs):
     return out
 
 
+def lock_entries() -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, sha256 hashes) of every requirement of the lock (pip-compile's form:
+    ``name==version \\`` then ``    --hash=sha256:…`` lines, comments between entries)."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    name = None
+    for ln in LOCK.read_text().splitlines():
+        if not ln.strip() or ln.lstrip().startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==(\S+?)(?: \\)?", ln)
+        if m:
+            name = m.group(1).lower().replace("_", "-")
+            out[name] = (m.group(2), [])
+            continue
+        h = re.fullmatch(r" +--hash=sha256:([0-9a-f]{64})(?: \\)?", ln)
+        assert h and name, f"requirements/lock.txt: not name==version nor a hash: {ln!r}"
+        out[name][1].append(h.group(1))
+    return out
+
+
 def lock_pins() -> dict[str, str]:
-    lines = [ln for ln in LOCK.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-    pins = _pins(lines)
-    assert len(pins) == len(lines), "every line of the lock is name==version"
-    return pins
+    """name -> version (its public part: torch's +cpu label dropped, as in envs/ and ranges)."""
+    return {k: str(Version(v).public) for k, (v, _) in lock_entries().items()}
+
+
+def test_every_lock_entry_has_hashes_and_torch_is_the_cpu_build():
+    entries = lock_entries()
+    assert len(entries) > 50 and "entropic-bound" not in entries
+    for name, (version, hashes) in entries.items():
+        assert hashes, f"requirements/lock.txt: {name}=={version} has no hash"
+    assert entries["torch"][0].endswith("+cpu"), entries["torch"]
+    assert not any(k.startswith("nvidia-") for k in entries), "a CUDA wheel in the lock"
 
 
 def _project_requirements() -> list[Requirement]:
@@ -60,9 +86,11 @@ def test_conda_envs_agree_with_the_lock():
         assert "python=3.11" in deps
 
 
-def test_make_venv_installs_with_the_lock():
+def test_make_venv_installs_the_lock_with_hashes():
     make = (REPO / "Makefile").read_text()
-    assert "-c $(LOCK)" in make and "LOCK    := requirements/lock.txt" in make
+    assert "LOCK    := requirements/lock.txt" in make
+    assert "--require-hashes --no-deps -r $(LOCK)" in make
+    assert "--require-hashes --no-deps --index-url $(TORCH_INDEX)" in make
 
 
 # --- `snakemake --sdm conda`: how Snakemake resolves an env file ---

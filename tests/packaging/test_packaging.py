@@ -66,10 +66,9 @@ OLDER_TESTED = {"setuptools": "77.0.3"}
 def test_dependencies_are_ranges_with_tested_lower_bounds():
     """Ranges, not pins (so the library installs beside a user's stack): each has a lower bound,
     the version of requirements/lock.txt, which make venv installs and the tests ran with."""
-    lock = (REPO / "requirements" / "lock.txt").read_text().splitlines()
-    pins = dict(
-        ln.lower().replace("_", "-").split("==") for ln in lock if ln and not ln.startswith("#")
-    )
+    from test_envs import lock_pins
+
+    pins = lock_pins()
     extras = PROJECT["optional-dependencies"]
     for reqs in (PROJECT["dependencies"], *extras.values()):
         for r in map(Requirement, reqs):
@@ -142,7 +141,7 @@ def test_building_the_dag_imports_no_torch():
     """The library modules the Snakefile and its rules import at parse time (top-level
     ``from entropic_bound.X import``) load without torch: every ``snakemake`` call, a dry run
     or a cluster job's own, parses them, and torch costs ~2.5 s of that each time."""
-    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").rglob("*.smk"))]
     modules = sorted(
         {
             line.split()[1]

@@ -64,3 +64,56 @@ rule figures:
     input:
         ANALYSIS_OUTPUTS,
     localrule: True
+
+
+# `make figures`: every figure and table of the paper from the shipped reference, with no run
+#: the shipped reference of the paper run: its tables and every table a figure reads
+#: (benchmarks/make_reference.py)
+REFERENCE = "benchmarks/reference/paper"
+REFERENCE_FIGURES = "results/reference_figures"
+#: the paper's tables: T1 (claims), T2-T4 and the exploratory X1-X3
+PAPER_TABLES = [Path(p).stem for p in ANALYSIS_OUTPUTS if p.endswith(".csv")]
+
+
+rule reference_figures:
+    """Every figure and table of the paper from the shipped reference (`make figures`)."""
+    input:
+        **reference_figure_outputs(),
+        tables=expand(f"{REFERENCE_FIGURES}/tables/{{table}}.csv", table=PAPER_TABLES),
+    localrule: True
+
+
+rule plot_reference:
+    """Every figure from the shipped reference's tables: the drawing of plot_figures and
+    plot_frontier, no run needed."""
+    input:
+        **reference_figure_inputs(),
+        code=package_code("figures"),
+    output:
+        **reference_figure_outputs(),
+    log:
+        f"{REFERENCE_FIGURES}/logs/plot_reference.log",
+    localrule: True
+    conda:
+        "../../envs/plot.yaml"
+    params:
+        figures=list(FIGURES),
+        claims=CLAIMS,
+        stamp={"tables": REFERENCE},
+    script:
+        "../scripts/plot.py"
+
+
+rule reference_table:
+    """A paper table of the shipped reference, decompressed (the reference's bytes)."""
+    input:
+        repo_path(f"{REFERENCE}/{{table}}.csv.gz"),
+    output:
+        f"{REFERENCE_FIGURES}/tables/{{table}}.csv",
+    log:
+        f"{REFERENCE_FIGURES}/logs/reference_table_{{table}}.log",
+    localrule: True
+    conda:
+        "../../envs/plot.yaml"
+    shell:
+        "gzip -dc {input} > {output} 2> {log}"

@@ -207,7 +207,7 @@ rule heads_report:
         "results/{hrun}/logs/heads_report.log",
     localrule: True
     conda:
-        "../../envs/plot.yaml"
+        "../../envs/heads_report.yaml"
     params:
         heads=heads_cfg("report"),
     script:

@@ -103,9 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def verify(args) -> tuple[str, int]:
     """``entropic-bound verify``: the report's text (or JSON) and the exit status (0 or 1)."""
+    from entropic_bound.verify.locate import shipped_reference
     from entropic_bound.verify.report import run_verify
 
-    return run_verify(args.results, args.reference, args.tolerances, as_json=args.json)
+    reference, tolerances = args.reference, args.tolerances
+    if not (reference and tolerances):  # the clone's; installed from a wheel: one line, exit 2
+        folder, tolerance_file = shipped_reference()
+        reference, tolerances = reference or folder, tolerances or tolerance_file
+    return run_verify(args.results, reference, tolerances, as_json=args.json)
 
 
 def _input_options(p) -> None:

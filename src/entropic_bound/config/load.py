@@ -24,12 +24,7 @@ import math
 from importlib import resources
 from pathlib import Path
 
-from entropic_bound.config.relations import (  # noqa: F401  re-exported: their 0.1 home
-    RESERVED_RUN_NAMES,
-    SCALE_RUN_NAME,
-    ConfigError,
-    check_relations,
-)
+from entropic_bound.config.relations import ConfigError, check_relations
 from entropic_bound.config.strict_yaml import MAX_VALUES, StrictYAMLError, read_strict
 
 REPO = Path(__file__).resolve().parents[3]

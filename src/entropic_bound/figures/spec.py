@@ -157,3 +157,15 @@ def figures_of_rule(rule: str) -> list[str]:
 def tables_of_rule(rule: str) -> list[str]:
     """The table stems the figures of ``rule`` read (each once, in registry order)."""
     return list(dict.fromkeys(t for k in figures_of_rule(rule) for t in FIGURES[k].tables))
+
+
+def figure_tables() -> list[str]:
+    """The table stems any figure reads (each once, in registry order): what a reference
+    (benchmarks/reference/<run>/) must hold for every figure to be drawn from it alone."""
+    return list(dict.fromkeys(t for f in FIGURES.values() for t in f.tables))
+
+
+def reference_file(stem: str) -> str:
+    """The file of table ``stem`` in a reference folder: a CSV table gzipped (what verify
+    compares), a parquet table as is (benchmarks/make_reference.py)."""
+    return table_file(stem) if stem in PARQUET_TABLES else f"{table_file(stem)}.gz"
