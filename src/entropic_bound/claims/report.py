@@ -69,7 +69,8 @@ def headline_lines(table: pd.DataFrame, sub: pd.DataFrame) -> list[str]:
     word), each claim's v4 word on its first line with v3's and v1's beside it."""
     word = {(r.registration, r.claim): r.verdict for r in table.itertuples(index=False)}
     lines = [
-        "| claim | v1 | v3 | v4 | v4 line | role | value (threshold), n | v4 line's word |",
+        "| claim | v1 | v3 | v4 | v4 line | the abstract's words it answers | value (threshold), n "
+        "| line's word |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for cid, part in sub.groupby("claim", sort=False):
@@ -81,7 +82,10 @@ def headline_lines(table: pd.DataFrame, sub: pd.DataFrame) -> list[str]:
             plain = (REPRODUCED, VALIDATED, "")
             head = " | ".join(w if w in plain else f"**{w}**" for w in regs)
             lead = f"{cid} | {head}" if i == 0 else " | | | "
-            lines.append(f"| {lead} | {r.subclaim} | {r.role} | {value} | {r.verdict} |")
+            words = r.fragment.replace("|", "/")
+            if r.role != "counted":
+                words = f"*{r.role}:* {words}"
+            lines.append(f"| {lead} | {r.subclaim} | {words} | {value} | {r.verdict} |")
     return lines
 
 

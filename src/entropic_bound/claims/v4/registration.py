@@ -243,15 +243,14 @@ class ClaimV4(Claim):
     def reads(self, claims: dict) -> tuple[str, ...]:
         """The tables this claim's registered lines read (their selectors', a v3 line's
         claim's), so that a planted control re-evaluates the claim only when one changed."""
-        from entropic_bound.claims.registry import CLAIMS_V3
-        from entropic_bound.claims.v4.selectors import NEEDS
+        from entropic_bound.claims.v4.selectors import NEEDS, claim_v3
 
         if "v4" not in claims:
             return self.needs
         need: list[str] = []
         for e in entries(claims, self.cid):
             v3 = e["primitive"] == "v3"
-            need += CLAIMS_V3[e["inputs"]["claim"]].needs if v3 else NEEDS[e["select"]]
+            need += claim_v3(e["inputs"]["claim"]).needs if v3 else NEEDS[e["select"]]
         return tuple(dict.fromkeys(need))
 
     def evaluate(self, tables: Mapping, claims: dict, run: dict | None = None) -> list[Check]:
