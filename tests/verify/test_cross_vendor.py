@@ -28,24 +28,28 @@ def verify(capsys, run, ref):
 
 
 def test_the_amd_run_against_the_intel_run(capsys):
-    """13 of 15 tables agree: P_attn's two numerical ranks that flip 3 -> 4 are decisions within
+    """11 of 15 tables agree: P_attn's two numerical ranks that flip 3 -> 4 are decisions within
     rounding (margins 3.3e-5 and 8.3e-7 of s_1, spread 7.2e-4), and T3's and X3's ladder rows
     built from them are judged through them. Left (docs/reproducibility.md): X3's held-out row
-    379, whose cases no table records, and bounds.csv, whose routes the 94 commits between the
-    two runs changed (ee4c906), so that the pair measures no vendor spread for them."""
+    379, whose cases no table records, and bounds.csv, whose routes the commits between the two
+    runs changed (ee4c906); claims.csv and controls.csv, to which registration v4 (f3f1f50) added
+    rows after the Intel run: code, not vendor, differences."""
     rc, out = verify(capsys, AMD, INTEL)
     bad = [ln for ln in out.splitlines() if "OUT OF TOLERANCE" in ln or "MISSING" in ln]
-    assert [ln.split()[0] for ln in bad] == ["X3_floor_aware.csv", "bounds.csv"], out
+    names = [ln.split()[0] for ln in bad]
+    assert names == ["X3_floor_aware.csv", "bounds.csv", "claims.csv", "controls.csv"], out
     assert "exact_rate row 379" in bad[0] and rc == 1
     flips = [ln for ln in out.splitlines() if "decision within rounding:" in ln]
     assert sum("P_attn numerical: 3 -> 4" in ln for ln in flips) == 2, out
-    assert "13 of 15 reference tables agree" in out and "5 decision(s) within rounding" in out
+    assert "11 of 15 reference tables agree" in out and "5 decision(s) within rounding" in out
 
 
 def test_the_intel_run_against_the_amd_reference(capsys):
     rc, out = verify(capsys, INTEL, AMD)
     bad = [ln.split()[0] for ln in out.splitlines() if "OUT OF TOLERANCE" in ln]
-    assert bad == ["X3_floor_aware.csv", "bounds.csv"] and rc == 1, out
+    # claims.csv, controls.csv: v4's rows, which the older Intel run has not (code differences)
+    want = ["X3_floor_aware.csv", "bounds.csv", "claims.csv", "controls.csv"]
+    assert bad == want and rc == 1, out
     assert sum("P_attn numerical: 4 -> 3" in ln for ln in out.splitlines()) == 2, out
     assert "5 decision(s) within rounding" in out  # the reference's spectra judge X3's ladder
 

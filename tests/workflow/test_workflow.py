@@ -106,7 +106,7 @@ def assert_same_tables(a: Path, b: Path):
 def test_every_artifact(run_a):
     run_dir, _ = run_a
     claims = pd.read_csv(run_dir / "tables" / "claims.csv")
-    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 3  # v1, v2, then v3
+    assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 4  # v1, v2, v3, then v4
     assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9
     controls = pd.read_csv(run_dir / "tables" / "controls.csv")
     v3 = controls[(controls.registration == "v3") & (controls.role != "validation")]

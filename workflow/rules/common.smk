@@ -282,7 +282,8 @@ STAGE_READS = {
     "frontier": ("seed", "frontier", "predict"),
     "boundaries": ("seed", "frontier", "predict", "exploratory"),
     "train_beta": ("seed", "task", "train", "device", "exploratory"),
-    "train_distortion": ("seed", "task", "train", "device"),  # and v4.C8.conditions (claims)
+    # and claims.yaml's v4.C8.conditions (a parameter of the rule)
+    "train_distortion": ("seed", "task", "train", "device"),
     "c8_by_beta": ("seed", "task", "exploratory"),
     "floor_aware": ("seed", "task", "predict", "frontier", "exploratory"),
     "analyses": ("predict",),

@@ -48,7 +48,7 @@ rule train_beta:
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(train_mem_mb()),
-        runtime=by_attempt(train_runtime()),
+        runtime=runtime_by_attempt(train_runtime()),
         gpu=train_gpus(),
     params:
         reads=reads("train_beta"),

@@ -4,10 +4,11 @@
 FIGURE_FILES = [
     f"{RUN}/figures/{f.stem}.{ext}" for f in FIGURES.values() for ext in ("png", "pdf")
 ]
-#: the headline outputs: claims (T1) and their controls, tables T2-T4, figures F1-F7, and the exploratory
+#: the headline outputs: claims (T1, v4 line by line) and their controls, tables T2-T4, figures F1-F7, and the exploratory
 #: tables X1-X3 and figures X1, X3 (see get_final_output)
 ANALYSIS_OUTPUTS = [
     f"{TABLES}/claims.csv",
+    f"{TABLES}/subclaims.csv",
     f"{RUN}/claims.md",
     f"{TABLES}/controls.csv",
     f"{TABLES}/T2_intrinsic_ranks.csv",

@@ -53,12 +53,13 @@ rule collect_train:
 #: C8 under distortion (claims registration v4; src/entropic_bound/train/distortion.py)
 DISTORTION_TABLE = f"{RUN}/tables/C8_distortion.parquet"
 
-from entropic_bound.train.distortion import distortion_conditions  # noqa: E402  no torch
+# no torch at parse time
+from entropic_bound.train.distortion import distortion_conditions  # noqa: E402
 
 
 rule train_distortion:
-    """Full-rank students on every L4 task's L4 targets at each β of v4.C8.conditions and on its
-    L3 twin (same A, V, X), noisy and at a budget of n·d sequences (one job, as train_beta)."""
+    """Full-rank students on every L4 task's L4 targets at each β of v4.C8.conditions and
+    on its L3 twin (same A, V, X), noisy, at a budget of n·d sequences (one job)."""
     input:
         code=package_code("train/distortion"),
     output:
@@ -72,7 +73,7 @@ rule train_distortion:
     threads: config["threads"]
     resources:
         mem_mb=by_attempt(train_mem_mb()),
-        runtime=by_attempt(train_runtime()),
+        runtime=runtime_by_attempt(train_runtime()),
         gpu=train_gpus(),
     params:
         reads=reads("train_distortion"),

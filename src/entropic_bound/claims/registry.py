@@ -53,9 +53,4 @@ def evaluate_claims(tables: Mapping, claims: dict, run: dict | None = None) -> p
     on which its estimators must be exact, the data budget, the tasks it registers); without
     ``run`` those checks say "missing input"."""
     rows = [c(tables, claims, run) for reg in REGISTRY.values() for c in reg.values()]
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    # a denominator is a count: kept integral where a row has none (a line without a number)
-    n = table["headline_n"]
-    if n.dropna().map(float.is_integer).all():
-        table["headline_n"] = n.astype("Int64")
-    return table
+    return pd.DataFrame(rows, columns=COLUMNS)

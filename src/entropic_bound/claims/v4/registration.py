@@ -234,6 +234,12 @@ class ClaimV4(Claim):
         for _, c in lines:
             c.validation = c.role != "counted"  # the headline number is a counted line's
         row = _row(self, checks, self.threshold(claims["v4"]))
+        if row["headline"] is None:  # no counted line carries a number: a validation's, shown
+            shown = [c.headline for c in checks if c.role == "validation" and c.headline]
+            if shown:
+                head = shown[0]
+                row.update(zip(("headline", "headline_value", "headline_sense"), head[:3]))
+                row.update({"headline_threshold": head[3], "headline_n": head[4]})
         row["measured"] = "; ".join(
             f"[{e['id']} {e['role']}: {_line_word(e, c)}] {c.measured}" for e, c in lines
         )
