@@ -107,7 +107,9 @@ def test_every_artifact(run_a):
     run_dir, _ = run_a
     claims = pd.read_csv(run_dir / "tables" / "claims.csv")
     assert list(claims.claim) == [f"C{i}" for i in range(1, 10)] * 4  # v1, v2, v3, then v4
-    assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9
+    assert list(claims.registration) == ["v1"] * 9 + ["v2"] * 9 + ["v3"] * 9 + ["v4"] * 9
+    sub = pd.read_csv(run_dir / "tables" / "subclaims.csv", comment="#")
+    assert set(sub.claim) == set(claims.claim) and sub.subclaim.is_unique  # v4 line by line
     controls = pd.read_csv(run_dir / "tables" / "controls.csv")
     v3 = controls[(controls.registration == "v3") & (controls.role != "validation")]
     assert v3.true_passes.all() and v3.false_fails.all()  # every v3 check shown able to fail
@@ -118,6 +120,8 @@ def test_every_artifact(run_a):
         "missing input",
         "insufficient data",
         "ill-posed on this grid",
+        "no power",
+        "validated",
     }
     assert set(claims.columns) >= {"claim", "statement", "measured", "threshold", "verdict"}
     assert (run_dir / "tables" / "bounds.csv").exists()
