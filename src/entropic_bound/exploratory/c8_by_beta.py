@@ -57,6 +57,7 @@ def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4", progress=None) -
     from entropic_bound.core.progress import report
     from entropic_bound.core.rungs import kernel_dim, parse_rung
     from entropic_bound.train.engine import Optim, train_students
+    from entropic_bound.train.stage import run_settings
 
     if not len(betas):  # no β asked for (the large configs): no training
         return pd.DataFrame(columns=[*METRICS_COLUMNS, "beta"])
@@ -71,13 +72,7 @@ def train_full_rank_by_beta(cfg: dict, betas, rung: str = "L4", progress=None) -
             [k],
             t["student_seeds"],
             optim,
-            init_scale=t["init_scale"],
-            epsilon=t["epsilon"],
-            checkpoints=t["checkpoints"],
-            base_seed=cfg["seed"],
-            device=cfg["device"],
-            backend=t.get("backend", "auto"),
-            products=t.get("products", "auto"),
+            **run_settings(cfg),
         )
         parts.append(out["metrics"].assign(beta=float(beta)))
         report(progress, done, len(betas))

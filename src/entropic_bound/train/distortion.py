@@ -170,6 +170,7 @@ def distortion_table(cfg: dict, conditions: dict, progress=None):
     from entropic_bound.config.load import class_optim
     from entropic_bound.core.rungs import kernel_dim
     from entropic_bound.train.engine import Optim, train_students
+    from entropic_bound.train.stage import run_settings
 
     columns = [*ENGINE_COLUMNS, *EXTRA_COLUMNS]
     specs = [s for s in task_specs(cfg) if s.rung == "L4"]
@@ -191,13 +192,7 @@ def distortion_table(cfg: dict, conditions: dict, progress=None):
             [kernel_dim(rung, cfg["task"]["n"], cfg["task"]["d"])],
             t["student_seeds"],
             Optim.from_config(class_optim(cfg, rung)),
-            init_scale=t["init_scale"],
-            epsilon=t["epsilon"],
-            checkpoints=t["checkpoints"],
-            base_seed=cfg["seed"],
-            device=cfg["device"],
-            backend=t.get("backend", "auto"),
-            products=t.get("products", "auto"),
+            **run_settings(cfg),
         )["metrics"]
         ids = [meta["task_id"] for _, meta, *_ in per]
         out["teacher"] = out["task_id"].map(dict(zip(ids, (s.task_id for s in specs))))

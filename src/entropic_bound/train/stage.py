@@ -55,14 +55,9 @@ def train_chunk(
     for student_class, ranks, static in jobs:
         optim = Optim.from_config(class_optim(cfg, parse_rung(student_class)[0]))
         kw = dict(
-            init_scale=t["init_scale"],
+            run_settings(cfg),
             epsilon=t["epsilon"] if static or epsilons is None else list(epsilons),
-            checkpoints=t["checkpoints"],
-            base_seed=cfg["seed"],
             static_student=static,
-            device=cfg["device"],
-            backend=t.get("backend", "auto"),
-            products=t.get("products", "auto"),
             progress=progress,
             factors=keep is not None,
         )
@@ -86,3 +81,19 @@ def train_chunk(
         wanted = [(t, int(r)) in keep for t, r in zip(f["task_id"], f["rank"])]
         out["factors"] = f[wanted].reset_index(drop=True)
     return out
+
+
+def run_settings(cfg: dict) -> dict:
+    """The keyword arguments of ``train_students`` that a run's config fixes for every student
+    it trains (init, target, checkpoints, seed, device, backend): one place for the rank sweep,
+    the static students, C8's distortion grid and the exploratory β training."""
+    t = cfg["train"]
+    return {
+        "init_scale": t["init_scale"],
+        "epsilon": t["epsilon"],
+        "checkpoints": t["checkpoints"],
+        "base_seed": cfg["seed"],
+        "device": cfg["device"],
+        "backend": t.get("backend", "auto"),
+        "products": t.get("products", "auto"),
+    }
