@@ -30,15 +30,7 @@ def _per_teacher(rows: pd.DataFrame) -> pd.Series:
     cell leaves it unknown."""
     if rows.empty:
         return pd.Series(dtype="object")
-    units = theory_v3.units_of(rows)
-    return (
-        rows["hit"]
-        .groupby(units.to_numpy())
-        .agg(
-            lambda h: False if (h == False).any() else (np.nan if h.isna().any() else True)  # noqa: E712
-        )
-        .astype("object")
-    )
+    return theory_v3.combine(rows["hit"], theory_v3.units_of(rows))
 
 
 def _registered_teachers(run, value_map: str) -> list[str]:

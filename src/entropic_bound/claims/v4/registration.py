@@ -31,6 +31,7 @@ from entropic_bound.claims.verdict import (
     Claim,
     _row,
     fmt,
+    verdict_of,
 )
 
 VALIDATED = "validated"
@@ -151,7 +152,7 @@ def evaluate_subclaim(entry: dict, tables: Mapping, claims: dict, run: dict | No
     try:
         if entry["primitive"] == "v3":
             checks = v3_checks(tables, run, claims, entry["inputs"])
-            word = _v3_word(checks)
+            word = verdict_of(checks)
             text = "v3 as registered: " + "; ".join(c.measured for c in checks)
             passed = {REPRODUCED: True, NOT_REPRODUCED: False}.get(word)
             status = None if passed is not None else word
@@ -171,12 +172,6 @@ def evaluate_subclaim(entry: dict, tables: Mapping, claims: dict, run: dict | No
     except Exception as exc:  # noqa: BLE001  one line's fault is that line's missing input
         why = " ".join(str(exc).split())[:200]  # one line
         return Check(None, f"missing input: {type(exc).__name__}: {why}", name=entry["id"])
-
-
-def _v3_word(checks: list[Check]) -> str:
-    from entropic_bound.claims.verdict import verdict_of
-
-    return verdict_of(checks)
 
 
 def entries(claims: dict, cid: str | None = None) -> list[dict]:

@@ -103,11 +103,8 @@ def recovery(tables, run, s, inputs) -> Selected | Check:
             spectra_matrix(full["spectrum"]), s["estimator"], s["numerical_tol"]
         )
         hit = _bool(np.floor(r_hat + 0.5) == full["r_star"].to_numpy(), np.isnan(r_hat))
-        g = pd.DataFrame({"task": full["task_id"], "hit": hit})
-        # a task is recovered when every seed is: one known miss decides; else any NaN is unknown
-        per = g.groupby("task")["hit"].agg(
-            lambda h: False if (h == False).any() else (np.nan if h.isna().any() else True)  # noqa: E712
-        )
+        # a task is recovered when every seed is: one known miss decides; else NaN is unknown
+        per = theory_v3.combine(hit, full["task_id"])
     what = f"{rung} learned {pretty_estimator(s['estimator'])} = r* (every seed)"
     return Selected(what, _by_task(tasks, per))
 
@@ -175,23 +172,10 @@ def static_match(tables, run, s, inputs) -> Selected | Check:
             return k
         parts.append(k.outcome)
     knee_hit = pd.concat(parts) if parts else pd.Series(dtype="object")
-    p_hit = p.reindex(tasks["task_id"])
-    k_hit = knee_hit.reindex(tasks["task_id"])
-    out = pd.Series(
-        [_and(a, b) for a, b in zip(p_hit, k_hit)],
-        index=tasks["task_id"].to_numpy(),
-        dtype="object",
-    )
+    ids = tasks["task_id"].to_numpy()
+    both = pd.concat([p.reindex(ids), knee_hit.reindex(ids)])  # a task's two outcomes
+    out = theory_v3.combine(both, pd.Series(both.index)).reindex(ids)
     return Selected(f"{', '.join(inputs['rungs'])}: P_static = r_emp = r*", out)
-
-
-def _and(a, b):
-    """Three-valued and: a known False decides; otherwise NaN is unknown."""
-    if a is False or b is False or (not pd.isna(a) and not a) or (not pd.isna(b) and not b):
-        return False
-    if pd.isna(a) or pd.isna(b):
-        return np.nan
-    return True
 
 
 def ladder(tables, run, s, inputs) -> Selected | Check:
