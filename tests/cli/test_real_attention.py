@@ -267,20 +267,21 @@ def test_static_with_value_dimension():
 
 def test_projected_gradient_is_the_derivative():
     """The fit's gradient (W and the prefix-mean term eliminated) against central differences,
-    both prefixes, d_v ≠ d."""
+    both prefixes, d_v ≠ d, a key side with fewer coordinates than the query side."""
     from entropic_bound.predict.causal import _Problem
 
     rng = np.random.default_rng(11)
     X = torch.tensor(rng.standard_normal((6, 5, 3)))
+    XR = X @ torch.tensor(rng.standard_normal((3, 2)))  # the key side's own (reduced) coordinates
     Y = torch.tensor(rng.standard_normal((6, 5, 2)))
-    A = torch.tensor(rng.standard_normal((3, 3)))
+    A = torch.tensor(rng.standard_normal((3, 2)))
     for prefix in ("moment", "covariance"):
-        p = _Problem(X, Y.reshape(30, 2), prefix)
+        p = _Problem(X, XR, Y.reshape(30, 2), prefix)
         _, grad = p.value_grad(A)
-        h, num = 1e-6, torch.zeros(3, 3, dtype=torch.float64)
+        h, num = 1e-6, torch.zeros(3, 2, dtype=torch.float64)
         for a in range(3):
-            for b in range(3):
-                E = torch.zeros(3, 3, dtype=torch.float64)
+            for b in range(2):
+                E = torch.zeros(3, 2, dtype=torch.float64)
                 E[a, b] = h
                 num[a, b] = (p.value_grad(A + E)[0] - p.value_grad(A - E)[0]) / (2 * h)
         torch.testing.assert_close(grad, num, rtol=1e-6, atol=1e-8)
@@ -288,7 +289,10 @@ def test_projected_gradient_is_the_derivative():
 
 def test_causal_fit_is_exact_on_badly_scaled_inputs():
     """Inputs scaled like a LayerNorm's output (gains 1e-2 … 10, a shared offset: second moment
-    of condition > 10⁴) still give the kernel's rank exactly: the fit runs whitened."""
+    of condition > 10⁴) still give the kernel exactly: the fit runs whitened, and its spectrum
+    is svd(M^½ A M^½) (linear attention: the second moment on both sides) up to scale. Read in
+    the data's scale the second direction holds 0.04 % of the logit energy, so r_E(0.999) is 1:
+    the count of directions above rounding is the exact rank, 2."""
     from entropic_bound.core.estimators import energy_rank
 
     rng = np.random.default_rng(12)
@@ -301,8 +305,62 @@ def test_causal_fit_is_exact_on_badly_scaled_inputs():
     Y = attention(X, A, rng.standard_normal((d, 3)), softmax=False, causal=True)
     fit = fit_causal(X, Y)
     s = fit.spectrum.numpy()
-    assert energy_rank(s, 0.999) == 2 and s[2] / s[0] < 1e-6
+    flat = X.reshape(-1, d)
+    root = _sqrtm(flat.T @ flat / len(flat))
+    truth = np.linalg.svd(root @ A @ root, compute_uv=False)
+    np.testing.assert_allclose(s[:2] / s[0], truth[:2] / truth[0], rtol=1e-6)
+    assert energy_rank(s, 0.999) == 1 and s[1] / s[0] > 1e-2 and s[2] / s[0] < 1e-9
     assert fit.converged and fit.resid / fit.target < 1e-12
+
+
+def _layernormed(rng, B, n, d):
+    """Tokens through a LayerNorm with gain γ and bias b: xᵀ(1/γ) is the same for every token."""
+    z = rng.standard_normal((B, n, d)) @ rng.standard_normal((d, d))
+    zc = z - z.mean(-1, keepdims=True)
+    gamma, bias = np.exp(0.5 * rng.standard_normal(d)), 0.3 * rng.standard_normal(d)
+    return gamma * zc / zc.std(-1, keepdims=True) + bias, 1 / gamma
+
+
+def _first_order_causal(X, A, V, V0):
+    """y_i = x̄_{≤i}ᵀ V0 + x_iᵀ A Q_i V: the first-order causal softmax form, exactly."""
+    Xt = torch.tensor(X)
+    apply, mean = prefix_apply(Xt, "covariance")
+    return (mean @ torch.tensor(V0) + apply(Xt @ torch.tensor(A)) @ torch.tensor(V)).numpy()
+
+
+def _sqrtm(G):
+    w, U = np.linalg.eigh(G)
+    return U @ np.diag(np.sqrt(np.clip(w, 0, None))) @ U.T
+
+
+def test_causal_fit_on_layernormed_inputs_reads_the_kernel_in_the_data_scale():
+    """LayerNorm'd tokens (xᵀ(1/γ) constant) and data of the exact first-order form with a
+    rank-2 A: A and A + a·(1/γ)ᵀ make the same Y, the fit drops 1/γ on the key side (nothing
+    reported along it), and its spectrum is svd(M^½ A C^½) up to scale, to 1e-6."""
+    rng = np.random.default_rng(21)
+    B, n, d, dv = 96, 12, 6, 3
+    X, w = _layernormed(rng, B, n, d)
+    A = rng.standard_normal((d, 2)) @ rng.standard_normal((2, d))
+    V, V0 = rng.standard_normal((d, dv)), rng.standard_normal((d, dv))
+    Y = _first_order_causal(X, A, V, V0)
+    shifted = _first_order_causal(X, A + np.outer(rng.standard_normal(d), w), V, V0)
+    np.testing.assert_allclose(shifted, Y, atol=1e-9 * np.abs(Y).max())
+    flat = X.reshape(-1, d)
+    M, mu = flat.T @ flat / len(flat), flat.mean(0)
+    truth = np.linalg.svd(_sqrtm(M) @ A @ _sqrtm(M - np.outer(mu, mu)), compute_uv=False)
+    fit = fit_causal(X, Y, prefix="covariance")
+    s = fit.spectrum.numpy()
+    assert fit.dropped == (0, 1) and s[-1] == 0.0
+    np.testing.assert_allclose(s[:2] / s[0], truth[:2] / truth[0], rtol=1e-6)
+    assert s[2] / s[0] < 1e-6 and fit.resid / fit.target < 1e-12
+    K = fit.kernel.numpy()
+    assert np.linalg.norm(K @ w) < 1e-9 * np.linalg.norm(K) * np.linalg.norm(w)
+
+
+def test_causal_fit_of_constant_tokens_is_refused():
+    X = np.ones((64, 10, 3))
+    with pytest.raises(ValueError, match="do not vary"):
+        fit_causal(X, X[..., :2], prefix="covariance")
 
 
 def test_a_fit_stopped_at_its_cap_says_so():

@@ -13,14 +13,21 @@ attention is the prefix mean x̄_{≤i}ᵀ V plus x_iᵀ A Q_i W with Q_i = (β/
 
 The fit is by **variable projection**: W and the prefix-mean term are eliminated by their least
 squares, and the residual left, a function of A alone, is minimised by L-BFGS (strong Wolfe line
-search) with its exact gradient. It runs in the coordinates where X's second moment is the
-identity (x = L x̃, L Lᵀ = E[x xᵀ]): the objective is the same function of A = L⁻ᵀ Ã L⁻¹, but a
-LayerNorm's output has a second moment of condition ~5·10⁴ and, unwhitened, every first-order
-method (and alternating least squares, tried first) crawls. The bilinear problem has non-global
-stationary points, so the fit starts from Ã = I and seeded Gaussian draws and keeps the least
-residual; on exact data it reaches zero residual at the solution (A c, W / c): svd(Â) is A's
-spectrum up to scale, exact whatever V is. P_i is never formed: P_i v_i for every row is two
-masked products per sequence, as in attention itself.
+search) with its exact gradient. It runs in whitened coordinates, one per side of A: the query
+side x_i by the tokens' second moment M = E[x xᵀ], the key side (where Q_i acts) by the metric
+of the prefix: the covariance C for softmax (Q_i is centred), M for linear attention. Each
+whitening keeps only the directions the tokens vary in (eigenvalues above ``NULL_RCOND`` of the
+largest): a LayerNorm's output x = γ ⊙ z + b has xᵀ(1/γ) the same for every token, so every Q_i
+sends 1/γ to zero and A + a·(1/γ)ᵀ fits exactly as A does; fitted in all d coordinates, that
+flat part is never moved by the gradient and the map back to x's coordinates inflates it into
+the top singular value. In the reduced coordinates the fitted Ã is M^½ A C^½ (up to rotations),
+so its singular values are the kernel in the data's own scale, the logit field's energy
+E[(x_iᵀ A (x_j − x̄))²] = ‖M^½ A C^½‖²_F split by direction, with nothing reported where the data
+cannot see. The bilinear problem has non-global stationary points, so the fit starts from Ã = I
+and seeded Gaussian draws and keeps the least residual; on exact data it reaches zero residual at
+the solution (Ã c, W / c): svd(Ã) is the data-scale kernel's spectrum up to scale, whatever V is.
+P_i is never formed: P_i v_i for every row is two masked products per sequence, as in attention
+itself.
 
 Works in float64 on X: [B, n, d], Y: [B, n, d_v].
 """
@@ -47,13 +54,20 @@ FIT_STARTS = 5
 FIT_AGREE = 1e-5
 #: L-BFGS's memory (pairs of steps and gradient changes)
 FIT_HISTORY = 30
+#: a direction of the tokens whose variance is below this share of the largest is not fitted:
+#: a LayerNorm's 1/γ or a constant feature (exactly 0 up to rounding, ~1e-14 for float32 data;
+#: a real direction this weak moves the logits by ≤ 1e-4 of their scale)
+NULL_RCOND = 1e-8
 
 
 @dataclass
 class CausalFit:
-    """The causal P_attn fit: ``spectrum`` [d] (svd of Â, descending), the residual energy
-    and its degrees of freedom (σ̂² = resid / dof), the iterations used (of the kept start) and
-    the rows fitted; ``converged``: it stopped at an exact fit or a stall, not at the cap."""
+    """The causal P_attn fit: ``spectrum`` [d] (svd of M^½ Â C^½, descending, zeros where the
+    data do not vary), the residual energy and its degrees of freedom (σ̂² = resid / dof), the
+    iterations used (of the kept start) and the rows fitted; ``converged``: it stopped at an
+    exact fit or a stall, not at the cap; ``kernel``: Â in the tokens' coordinates (no part
+    along the dropped directions); ``dropped``: the directions left out on the query and the
+    key side."""
 
     spectrum: torch.Tensor
     resid: float
@@ -62,6 +76,8 @@ class CausalFit:
     iterations: int
     rows: int
     converged: bool
+    kernel: torch.Tensor | None = None
+    dropped: tuple[int, int] = (0, 0)
 
 
 def prefix_apply(X: torch.Tensor, prefix: str = "moment"):
@@ -97,6 +113,7 @@ def fit_causal(
     tol: float = FIT_TOL,
     max_iter: int = FIT_MAX_ITER,
     starts: int = FIT_STARTS,
+    rcond: float = NULL_RCOND,
 ) -> CausalFit:
     """The causal P_attn: Â by variable projection over every row of X: [B, n, d] and
     Y: [B, n, d_v] (see the module docstring), from ``starts`` starting points; needs
@@ -113,15 +130,23 @@ def fit_causal(
             "rows; supply more sequences"
         )
     flat = X.reshape(rows, d)
-    L = torch.linalg.cholesky(_ridged(flat.T @ flat / rows))
-    Xw = torch.linalg.solve_triangular(L, flat.T, upper=False).T.reshape(B, n, d)
-    problem = _Problem(Xw, Y.reshape(rows, dv), prefix)
+    moment = flat.T @ flat / rows
+    left = whitening(moment, rcond)
+    if prefix == "covariance":
+        mu = flat.mean(0)
+        right = whitening(moment - torch.outer(mu, mu), rcond)
+    else:
+        right = left
+    if right.shape[1] == 0:
+        raise ValueError("the tokens do not vary: every x is the same vector, nothing to fit")
+    problem = _Problem(X @ left, X @ right, Y.reshape(rows, dv), prefix)
+    kl, kr = left.shape[1], right.shape[1]
     gen = torch.Generator().manual_seed(0)
     best, seen = None, []
     for start in range(starts):
-        A0 = torch.eye(d, dtype=torch.float64)
+        A0 = torch.eye(kl, kr, dtype=torch.float64)
         if start:
-            A0 = torch.randn(d, d, generator=gen, dtype=torch.float64)
+            A0 = torch.randn(kl, kr, generator=gen, dtype=torch.float64)
         fit = _lbfgs(problem, A0, tol, max_iter)
         best = fit if best is None or fit[1] < best[1] else best
         seen.append(fit[1])
@@ -129,13 +154,35 @@ def fit_causal(
         if best[1] <= tol * problem.target or twice:
             break
     Aw, resid, iterations, converged = best
-    # back to x's coordinates: x_iᵀ A = x̃_iᵀ Lᵀ A, P_i = L P̃_i Lᵀ, so Ã = Lᵀ A L
-    A = torch.linalg.solve_triangular(L.T, Aw, upper=True)
-    A = torch.linalg.solve_triangular(L.T, A.T, upper=True).T
-    spectrum = torch.linalg.svdvals(A)
+    # Ã = M^½ A C^½ up to rotations on either side, so svd(Ã) is the kernel in the data's own
+    # scale; A = T_L Ã T_Rᵀ is the kernel in the tokens' coordinates, with no part along the
+    # directions the data never vary in (they are not identifiable, so none is reported)
+    spectrum = torch.zeros(d, dtype=torch.float64)
+    sv = torch.linalg.svdvals(Aw)
+    spectrum[: len(sv)] = sv
     return CausalFit(
-        spectrum, resid, rows * dv - unknowns, problem.target, iterations, rows, converged
+        spectrum,
+        resid,
+        rows * dv - unknowns,
+        problem.target,
+        iterations,
+        rows,
+        converged,
+        left @ Aw @ right.T,
+        (d - kl, d - kr),
     )
+
+
+def whitening(G: torch.Tensor, rcond: float = NULL_RCOND) -> torch.Tensor:
+    """T: [d, k] with Tᵀ G T = I on G's range: the eigenvectors of the symmetric G whose
+    eigenvalue exceeds ``rcond`` × the largest, each divided by its square root. Directions
+    below that (a LayerNorm's 1/γ, a constant feature) are dropped: the data say nothing there."""
+    evals, evecs = torch.linalg.eigh(G)
+    top = float(evals[-1]) if len(evals) else 0.0
+    keep = evals > rcond * max(top, 0.0)
+    if top <= 0:
+        keep[:] = False
+    return evecs[:, keep] / evals[keep].sqrt()
 
 
 def _ridged(M: torch.Tensor) -> torch.Tensor:
@@ -145,12 +192,16 @@ def _ridged(M: torch.Tensor) -> torch.Tensor:
 
 
 class _Problem:
-    """The projected residual of A (whitened X: [B, n, d], y: [rows, d_v]) and its gradient."""
+    """The projected residual of Ã and its gradient: ``XL`` [B, n, k_L] the tokens whitened by
+    their second moment (the query side), ``XR`` [B, n, k_R] by the prefix's own metric (the key
+    side: the covariance for softmax, the second moment for linear attention), y: [rows, d_v].
+    The prefix-mean term reads the query side's coordinates, which keep the mean."""
 
-    def __init__(self, X: torch.Tensor, y: torch.Tensor, prefix: str):
-        self.X, self.y = X, y
-        self.apply, mean = prefix_apply(X, prefix)
-        self.mean = mean.reshape(y.shape[0], -1)
+    def __init__(self, XL: torch.Tensor, XR: torch.Tensor, y: torch.Tensor, prefix: str):
+        self.X, self.y = XL, y
+        self.apply = prefix_apply(XR, prefix)[0]
+        count = torch.arange(1, XL.shape[1] + 1, dtype=XL.dtype)
+        self.mean = (XL.cumsum(1) / count[None, :, None]).reshape(y.shape[0], -1)
         self.mm, self.my = self.mean.T @ self.mean, self.mean.T @ y  # the constant blocks
         self.target = float((y * y).sum())
 
@@ -158,7 +209,8 @@ class _Problem:
         """‖y − F θ̂‖² with F = [P_i Aᵀ x_i, x̄_i] and θ̂ its least squares, and the gradient in A
         (at θ̂ the gradient of the projected residual is the partial one: θ̂ is stationary), or
         None when ``grad`` is False."""
-        B, n, d = self.X.shape
+        B, n, _ = self.X.shape
+        d = A.shape[1]
         u = self.apply(self.X @ A).reshape(-1, d)
         um = u.T @ self.mean
         N = torch.cat([torch.cat([u.T @ u, um], 1), torch.cat([um.T, self.mm], 1)], 0)
@@ -168,7 +220,7 @@ class _Problem:
             return (r * r).sum(), None
         # f = Σ‖r‖², u_i = P_i Aᵀ x_i: ∂f/∂u = −2 r Wᵀ, ∂f/∂(Aᵀx_i) = P_i ∂f/∂u_i, ∂f/∂A = Xᵀ ·
         gu = (-2.0 * r @ theta[:d].T).reshape(B, n, d)
-        grad = self.X.reshape(-1, d).T @ self.apply(gu).reshape(-1, d)
+        grad = self.X.reshape(B * n, -1).T @ self.apply(gu).reshape(-1, d)
         return (r * r).sum(), grad
 
 
