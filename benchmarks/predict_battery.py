@@ -62,6 +62,9 @@ class Case:
     layout: str = "BnD"  # or nBD: handed over transposed
     sigma: float = 0.0  # noise, relative to Y's rms
     seed: int = 0
+    inputs: str = "gauss"  # own: gauss | aniso (condition 100) | layernorm (gain γ, bias b)
+    qk_bias: bool = False  # own: query and key biases, logits (x_i + c_q)ᵀ A (x_j + c_k)
+    positions: bool = False  # own: a position embedding added before the LayerNorm
 
     @property
     def name(self) -> str:
@@ -77,6 +80,12 @@ class Case:
             parts.append(self.layout)
         if self.sigma:
             parts.append(f"sigma{self.sigma:g}")
+        if self.inputs != "gauss":
+            parts.append(self.inputs)
+        if self.qk_bias:
+            parts.append("qkbias")
+        if self.positions:
+            parts.append("pos")
         return "_".join(parts) + f"_s{self.seed}"
 
 
@@ -96,13 +105,40 @@ def _softmax(logits: np.ndarray, causal: bool) -> np.ndarray:
     return P / P.sum(-1, keepdims=True)
 
 
+def tokens(case: Case, rng: np.random.Generator) -> np.ndarray:
+    """The head's input X: [B, n, d]: unit Gaussian tokens (``gauss``), Gaussian tokens mixed to
+    a covariance of condition 100 (``aniso``), or such tokens (plus a position embedding shared
+    by every sequence when ``positions``) through a LayerNorm with gain γ and bias b
+    (``layernorm``: xᵀ(1/γ) is the same for every token, as in every transformer block)."""
+    B, n, d = case.B, case.n, case.d
+    if case.inputs == "gauss":
+        return rng.standard_normal((B, n, d))
+    G = rng.standard_normal((d, d)) @ np.diag(np.geomspace(1.0, 0.1, d)) / math.sqrt(d)
+    z = rng.standard_normal((B, n, d)) @ G.T
+    if case.positions:
+        z = z + 0.7 * float(z.std()) * rng.standard_normal((n, d))
+    if case.inputs == "aniso":
+        return z / z.std()
+    zc = z - z.mean(-1, keepdims=True)
+    gamma, bias = np.exp(0.5 * rng.standard_normal(d)), 0.3 * rng.standard_normal(d)
+    return gamma * zc / zc.std(-1, keepdims=True) + bias
+
+
 def own(case: Case) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(case.seed)
     A = _kernel(rng, case.d, case.r, case.std)
     dv = case.dv or case.d
     V = rng.standard_normal((case.d, dv)) / math.sqrt(case.d)
-    X = rng.standard_normal((case.B, case.n, case.d))
-    Y = _softmax(X @ A @ X.transpose(0, 2, 1), case.causal) @ X @ V
+    X = tokens(case, rng)
+    cq = ck = np.zeros(case.d)
+    if case.qk_bias:
+        cq, ck = rng.standard_normal(case.d), rng.standard_normal(case.d)
+    logits = (X + cq) @ A @ (X + ck).transpose(0, 2, 1)
+    if case.inputs != "gauss" or case.qk_bias:
+        # the logits' standard deviation over the pairs is `std` (for unit Gaussian tokens and
+        # no bias ‖A‖_F = std already is)
+        logits *= case.std / float(np.std(logits[:256]))
+    Y = _softmax(logits, case.causal) @ X @ V
     return X, Y
 
 
@@ -178,7 +214,7 @@ def battery(seeds=DESIGN_SEEDS + HELD_OUT_SEEDS, small: bool = False) -> list[Ca
             Case("own", 32, 256, 16, 5, 2, layout="nBD"),
             Case("mha_head", 32, 256, 20, 5, 4, heads=4, layout="nBD"),
         ]
-        out += [replace(c, seed=seed) for c in base]
+        out += [replace(c, seed=seed) for c in base + real_head_shapes()]
     if small:
         # one case of each undercount that 98833ef (2026-12-06) lowers the confidence of, B <= 512
         out = [
@@ -195,6 +231,24 @@ def battery(seeds=DESIGN_SEEDS + HELD_OUT_SEEDS, small: bool = False) -> list[Ca
     return out
 
 
+def real_head_shapes() -> list[Case]:
+    """The inputs of heads inside a transformer: LayerNorm'd (with a position embedding),
+    anisotropic, q/k biases; causal and bidirectional; d_v < d; wider heads (d = 64, d_v = 16)."""
+    cases = []
+    for std in (1, 2, 4, 8):
+        for causal in (True, False):
+            kw = dict(causal=causal, dv=8)
+            cases += [
+                Case("own", 1024, 32, 16, 3, std, inputs="layernorm", **kw),
+                Case("own", 1024, 32, 16, 3, std, inputs="aniso", **kw),
+                Case("own", 1024, 32, 16, 3, std, inputs="layernorm", qk_bias=True, **kw),
+                Case("own", 1024, 32, 16, 3, std, inputs="layernorm", positions=True, **kw),
+            ]
+    for causal in (True, False):
+        cases.append(Case("own", 512, 96, 64, 6, 2, causal=causal, dv=16, inputs="layernorm"))
+    return cases
+
+
 def predict_case(case: Case) -> list[dict]:
     """predict's answer(s) on one case: one row, or one per head."""
     from entropic_bound.predict import recommend_rank
@@ -204,7 +258,12 @@ def predict_case(case: Case) -> list[dict]:
     rows = []
     for h in range(case.heads) if case.kind == "mha_heads" else (None,):
         t = time.perf_counter()
-        rec = recommend_rank(X, Y, causal=causal, head=h)
+        try:
+            rec = recommend_rank(X, Y, causal=causal, head=h)
+        except ValueError as exc:  # refused (InputError is one): no answer, so never wrong
+            msg = str(exc).splitlines()[0]
+            rec = type("Refused", (), {"rank": -1, "confidence": f"refused: {msg}"})()
+            rec.predictor = rec.estimator = None
         rows.append(
             {
                 "case": case.name,
@@ -222,7 +281,7 @@ def predict_case(case: Case) -> list[dict]:
                 "predictor": rec.predictor,
                 "estimator": rec.estimator,
                 "exact": rec.rank == case.r,
-                "undercount": rec.rank < case.r,
+                "undercount": 0 <= rec.rank < case.r,
                 "confident_undercount": rec.rank < case.r and rec.confidence in CONFIDENT,
                 "confident_wrong": rec.rank != case.r and rec.confidence in CONFIDENT,
                 "seconds": round(time.perf_counter() - t, 3),
@@ -247,6 +306,12 @@ def group(row) -> str:
         return "`[n, B, d]` layout (own, torch head)"
     causal = "" if not row["causal"] else (", causal" if row["mask_given"] else ", causal, no mask")
     name = row["case"]
+    if row["kind"] == "own" and any(t in name for t in ("_layernorm", "_aniso")):
+        shape = "LayerNorm'd" if "_layernorm" in name else "anisotropic"
+        shape += " + q/k bias" if "_qkbias" in name else ""
+        shape += " + positions" if "_pos" in name else ""
+        shape += ", d = 64" if "_d64_" in name else ""
+        return f"own softmax head, {shape} inputs{causal or ', bidirectional'}"
     if row["kind"] == "own":
         extra = (
             ", d_v = 8"
@@ -297,6 +362,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help=f"CSV to write (default {OUT}; none with --small)")
     ap.add_argument("--seeds", type=int, nargs="*", default=None)
     ap.add_argument("--table", action="store_true", help="print docs/cli.md's table of the CSV")
+    ap.add_argument(
+        "--real-shapes", action="store_true", help="only the real-head shapes (inputs, biases)"
+    )
     args = ap.parse_args(argv)
     if args.table:
         print(table(pd.read_csv(args.out or OUT)))
@@ -304,7 +372,11 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     seeds = tuple(args.seeds) if args.seeds else DESIGN_SEEDS + HELD_OUT_SEEDS
     rows = []
-    for case in battery(seeds, small=args.small):
+    cases = battery(seeds, small=args.small)
+    if args.real_shapes:
+        names = {c.name for s in seeds for c in (replace(r, seed=s) for r in real_head_shapes())}
+        cases = [c for c in cases if c.name in names]
+    for case in cases:
         rows += predict_case(case)
         r = rows[-1]
         print(

@@ -112,13 +112,17 @@ def test_predict_text_report(capsys, l3):
 
 
 def test_p_attn_matches_the_library(capsys, tmp_path):
-    """The chunked, threaded accumulation is predict_attention_native (n < d, n = d, n > d)."""
+    """The chunked, threaded accumulation is predict_attention_native (n < d, n = d, n > d), of
+    the tokens in the data's scale X T where P_attn centres (n > d: T from their covariance)."""
+    from entropic_bound.predict.base import centred_gram, data_scale_basis
+
     rng = np.random.default_rng(1)
     for n, d in ((4, 6), (6, 6), (9, 6)):
         X, Y = rng.standard_normal((2, 300, n, d))
         res = run_json(capsys, "predict", xy_file(tmp_path, X, Y), "--no-static")
         got = np.array(res["predictors"]["P_attn"]["spectrum"])
-        want = predict_attention_native(X, Y)["spectrum"]
+        T = data_scale_basis(centred_gram(X), 300 * n) if n > d else np.eye(d)
+        want = predict_attention_native(X @ T, Y)["spectrum"]
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-7 * want[0])
         assert res["predictors"]["P_attn"]["centred"] == (n > d)
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from entropic_bound.core.causal import rows_needed
+from entropic_bound.predict.base import NULL_RCOND, varying_directions
 
 #: the fit stops when the residual energy is below this share of the target energy (exact data),
 #: or when FIT_CHUNK iterations lower it by less than FIT_STALL of itself (the noise level) ...
@@ -54,10 +55,6 @@ FIT_STARTS = 5
 FIT_AGREE = 1e-5
 #: L-BFGS's memory (pairs of steps and gradient changes)
 FIT_HISTORY = 30
-#: a direction of the tokens whose variance is below this share of the largest is not fitted:
-#: a LayerNorm's 1/γ or a constant feature (exactly 0 up to rounding, ~1e-14 for float32 data;
-#: a real direction this weak moves the logits by ≤ 1e-4 of their scale)
-NULL_RCOND = 1e-8
 
 
 @dataclass
@@ -174,15 +171,10 @@ def fit_causal(
 
 
 def whitening(G: torch.Tensor, rcond: float = NULL_RCOND) -> torch.Tensor:
-    """T: [d, k] with Tᵀ G T = I on G's range: the eigenvectors of the symmetric G whose
-    eigenvalue exceeds ``rcond`` × the largest, each divided by its square root. Directions
-    below that (a LayerNorm's 1/γ, a constant feature) are dropped: the data say nothing there."""
-    evals, evecs = torch.linalg.eigh(G)
-    top = float(evals[-1]) if len(evals) else 0.0
-    keep = evals > rcond * max(top, 0.0)
-    if top <= 0:
-        keep[:] = False
-    return evecs[:, keep] / evals[keep].sqrt()
+    """T: [d, k] with Tᵀ G T = I on the directions the tokens vary in (base.varying_directions):
+    the others (a LayerNorm's 1/γ, a constant feature) are dropped, the data say nothing there."""
+    evals, evecs = varying_directions(G, rcond)
+    return evecs / evals.sqrt()
 
 
 def _ridged(M: torch.Tensor) -> torch.Tensor:

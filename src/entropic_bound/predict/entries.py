@@ -54,6 +54,17 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
         spec = acc.spectrum()[0].numpy()
         c = "J X_b" if plan.n > plan.d else "X_b"
         kind = f"sqrt(eig(sum_b Z_b Z_b^T)), Z_b = pinv({c}) Y_b"
+        basis = gathered.get("basis")
+        if basis is not None:  # the tokens whitened, in the directions they vary in
+            k = basis.shape[1]
+            spec = np.concatenate([spec, np.zeros(plan.d - k)])
+            kind = kind.replace("J X_b", "J X_b C^-1/2 (C: the tokens' covariance)")
+        if basis is not None and k < plan.d:
+            notes.append(
+                f"the centred tokens vary in {k} of their {plan.d} directions (a LayerNorm's "
+                "output keeps x·(1/γ) fixed; a constant feature does too): P_attn read them in "
+                f"those {k}, and the last {plan.d - k} singular values are 0 by construction"
+            )
         entry = _ok(spec, plan.n_attn, kind, est, centred=plan.n > plan.d)
     preds = {"P_attn": entry}
     if plan.n_attn < B:
@@ -61,7 +72,9 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
             f"the P_attn pass and the diagnostics used a seeded subsample (seed {settings.seed}) "
             f"of {plan.n_attn} of {B} sequences (--attn-max-sequences; 0 uses all)"
         )
-    preds["P_static"] = static_entry(gathered["static"], plan, settings, notes, th)
+    preds["P_static"] = static_entry(
+        gathered["static"], plan, settings, notes, th, gathered.get("basis")
+    )
     preds["P_invert"] = invert_entry(gathered["invert"], plan, settings, notes)
     return preds, fit
 
@@ -83,14 +96,23 @@ def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
     return entry, fit
 
 
-def static_entry(data, plan, settings, notes, th) -> dict:
+def static_entry(data, plan, settings, notes, th, basis=None) -> dict:
     """P_static's entry: its spectrum (log-inverted when M̂ is a softmax) and static-fit share;
-    under the causal mask only the share (the rank of L ⊙ S is not S's)."""
+    under the causal mask only the share (the rank of L ⊙ S is not S's). Tokens that leave a
+    direction out (``basis``, scan.token_basis) make vec(X) dependent whatever B is: P_static
+    is then skipped with the reason, not the whole prediction refused."""
     if data is None:
         return {"status": plan.static_skip, "static_fit_share": None}
     try:
         st = predict_static(*data)
     except ValueError as exc:
+        if basis is not None and basis.shape[1] < plan.d:
+            return {
+                "status": f"skipped: the tokens vary in {basis.shape[1]} of their {plan.d} "
+                "directions, so P_static's inputs vec(X) are linearly dependent whatever the "
+                "number of sequences",
+                "static_fit_share": None,
+            }
         raise InputError(str(exc), "or pass --no-static to skip P_static") from None
     share = float(st["static_fit_share"])
     if plan.n_static < plan.B:

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from entropic_bound.predict.attention import AttnAccumulator
+from entropic_bound.predict.base import centred_gram, data_scale_basis
 from entropic_bound.predict.confidence import Tally
 from entropic_bound.predict.sources import InputError, rows_per_chunk
 
@@ -323,9 +324,11 @@ class _Pass:
     """The state of one pass: the accumulator, the batches in flight on the pool, the
     subsamples being gathered and the largest |value| seen (see :func:`run_pass`)."""
 
-    def __init__(self, plan: Plan, pool, workers: int):
+    def __init__(self, plan: Plan, pool, workers: int, basis: np.ndarray | None = None):
         self.plan, self.pool, self.workers = plan, pool, workers
-        self.acc = AttnAccumulator(plan.n, plan.d, diagnostics=True)
+        self.basis = basis  # P_attn reads the tokens in these directions (token_basis)
+        k = plan.d if basis is None else basis.shape[1]
+        self.acc = AttnAccumulator(plan.n, k, diagnostics=True)
         self.rows = rows_per_chunk((0, plan.n, max(plan.d, plan.dv)))
         # batches of a fixed size, whatever the number of workers: the same sums in the same order
         self.batch = max(1, min(self.rows, attn_batch_rows(plan.n, max(plan.d, plan.dv))) // 2)
@@ -356,6 +359,8 @@ class _Pass:
         xa = np.array(xb[sel], dtype=np.float64)
         ya = np.array(yb[sel], dtype=np.float64)
         self.tally.add(xa, ya)
+        if self.basis is not None:
+            xa = xa @ self.basis
         for lo in range(0, len(index), self.batch):
             self.pending.append(
                 (xa[lo : lo + self.batch], ya[lo : lo + self.batch], index[lo : lo + self.batch])
@@ -377,7 +382,35 @@ class _Pass:
         out = {k: None for k in GATHERED}
         out.update({k: tuple(np.concatenate(v) for v in xy) for k, xy in self.gathered.items()})
         out["tally"] = self.tally
+        out["basis"] = self.basis
         return acc, out
+
+
+#: the sequences (of P_attn's subsample, from the top of the file) whose centred tokens decide
+#: the directions they vary in (token_basis)
+BASIS_SEQUENCES = 4096
+
+
+def token_basis(X, plan: Plan, rows: int) -> np.ndarray | None:
+    """The tokens' coordinates for P_attn: T [d, k] = U Λ^{-½} over the directions the centred
+    tokens vary in (U, Λ: the eigenpairs of their covariance C above NULL_RCOND), so that
+    P_attn reads the kernel in the data's own scale, C^½ A C^½ (docs/method.md §3). Two things
+    go wrong in the tokens' raw coordinates: a LayerNorm's output x = γ ⊙ z + b has xᵀ(1/γ) the
+    same for every token, so J X_b (1/γ) = 0 and X̃_b has no inverse in d dimensions; and
+    (X̃_bᵀX̃_b)⁻¹ amplifies what the first-order form cannot fit in the tokens' weak directions
+    into a floor as high as the kernel. Read from the first BASIS_SEQUENCES sequences of
+    P_attn's subsample; only where P_attn centres (n > d)."""
+    if plan.n <= plan.d:
+        return None
+    gram, seen = np.zeros((plan.d, plan.d)), 0
+    with np.errstate(all="ignore"):  # NaN or inf: no basis, and the pass names the value
+        for start, xb in X.rows(rows):
+            xa = np.array(xb[_pick(plan.attn, start, start + len(xb))], dtype=np.float64)
+            gram += centred_gram(xa)
+            seen += len(xa)
+            if seen >= BASIS_SEQUENCES:
+                break
+    return data_scale_basis(gram, seen * plan.n)
 
 
 def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, dict]:
@@ -387,7 +420,8 @@ def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, dict]:
     gathered (a dict: their (X, Y), or None). Partial sums merge in file order, so results do
     not depend on the timing. ``progress(k)`` is called with the number of sequences read."""
     with _SingleThreadedTorch() as workers, ThreadPoolExecutor(max(1, workers)) as pool:
-        state = _Pass(plan, pool, workers)
+        rows = rows_per_chunk((0, plan.n, max(plan.d, plan.dv)))
+        state = _Pass(plan, pool, workers, token_basis(X, plan, rows))
         try:
             with np.errstate(all="ignore"):
                 for (start, xb), (_, yb) in zip(X.rows(state.rows), Y.rows(state.rows)):
