@@ -127,6 +127,7 @@ class AttnAccumulator:
     diagnostics: bool = False
     seen: int = 0
     C: torch.Tensor | None = None  # [G, d, d]
+    C_even: torch.Tensor | None = None  # [G, d, d]: the part of C from even-numbered sequences
     x2: float = 0.0  # Σ ‖X_b‖²
     y2: float = 0.0  # Σ ‖Y_b‖²
     ybar2: float = 0.0  # Σ ‖ȳ_b‖² (ȳ_b: the sequence's mean target token)
@@ -167,6 +168,11 @@ class AttnAccumulator:
             return part
         if not bool(torch.isfinite(Z).all()):
             raise ValueError("P_attn: X or Y values overflow float64 arithmetic; rescale X and Y")
+        # the split-half signal (confidence.split_half): C of the even-numbered sequences, C − it
+        # of the odd ones, the same sums whatever the batching
+        pos = index if index is not None else torch.arange(b)
+        even = torch.as_tensor(pos) % 2 == 0
+        part["C_even"] = attention_native_sum(Z[:, even])
         xbar, ybar = X.mean(-2), Y.mean(-2)
         part.update(x2=x2, y2=y2, ybar2=float(torch.dot(ybar.flatten(), ybar.flatten())))
         part.update(ybar=ybar.sum((0, 1)), xbar=xbar.sum((0, 1)))

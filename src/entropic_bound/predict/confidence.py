@@ -31,6 +31,13 @@ threshold fitted to a test battery.
   (B²·Σ_j‖ȳ_·j − μ‖² / Σ‖Y − μ‖², the mean over the first axis at each position j) ≫ 1 and
   above the index along the second axis says that the first axis holds the tokens.
 
+* **a rank that moves with the amount of data** (P_attn, not causal): the chosen estimator read
+  on the even- and on the odd-numbered sequences alone (each half of C). A kernel's rank does
+  not depend on how many sequences show it; a floor of estimation noise (the non-linear part
+  amplified by (X̃ᵀX̃)⁻¹, which averages down as sequences are added) does. When either half
+  reads a rank more than SPLIT_HALF_TOL (and at least one) away from the whole, the answer is
+  counting that floor and carries no promise (``low``; the fix: more sequences, or longer ones).
+
 Confident words (exact, first-order, exact at zero noise) stay only where no signal fires; the
 word left is the weakest of the signals' (``low`` > ``lower bound`` > ``approximate (floor)``).
 """
@@ -40,6 +47,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 #: the Gavish–Donoho factor of the floor-aware rank (docs/method.md §2): cut = 1.43 × the floor
 FLOOR_CUT = 1.43
@@ -55,6 +63,8 @@ AXIS_INDEX = 1.5
 #: sequences whose first and last tokens are kept for the causal signature (d + 1 unknowns a
 #: column; 4096 rows fit R² to ~1e-3 at d = 64)
 ENDS_SEQUENCES = 4096
+#: a half of the sequences may read the rank this share (at least 1) away from the whole
+SPLIT_HALF_TOL = 0.1
 #: the confidences that claim the answer holds
 CONFIDENT = ("exact", "first-order", "exact at zero noise")
 
@@ -133,6 +143,22 @@ def edge_rank(spectrum, gap: int, sequences: int) -> tuple[int, float]:
     return max(gap, int(np.sum(s > edge))), edge / s[0]
 
 
+def split_half(acc, estimator: str, d: int) -> tuple[int, int, int] | None:
+    """The chosen estimator's rank on the even-numbered sequences, the odd ones and all of
+    them (each spectrum padded to d), or None without the halves."""
+    from entropic_bound.core.estimators import estimate, round_rank
+    from entropic_bound.predict.attention import attention_native_eig
+
+    if acc.C is None or acc.C_even is None or acc.seen < 4:
+        return None
+    ranks = []
+    for C in (acc.C_even, acc.C - acc.C_even, acc.C):
+        s = attention_native_eig(C.to(torch.float64))[0].numpy()
+        s = np.concatenate([s, np.zeros(d - len(s))])
+        ranks.append(int(round_rank(estimate(s, estimator))))
+    return tuple(ranks)
+
+
 def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causal: bool) -> dict:
     """The signals, and the recommendation they leave: ``rec`` updated in place with the rank
     (raised to the edge count when directions stand between the floor's edge and the cut),
@@ -182,6 +208,21 @@ def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causa
             fixes.append(
                 f"train ranks {gap} to {k} and keep the least that fits: the rank lies between"
             )
+    if rec["predictor"] == "P_attn" and not causal:
+        halves = split_half(acc, rec["estimator"], len(pred["spectrum"]))
+        signals["split_half_ranks"] = halves
+        if halves is not None:
+            even, odd, whole = halves
+            tol = max(1, math.ceil(SPLIT_HALF_TOL * whole))
+            if max(abs(even - whole), abs(odd - whole)) > tol:
+                add(
+                    "low",
+                    f"the rank moves with the amount of data: {rec['estimator']} reads {even} on "
+                    f"the even-numbered sequences and {odd} on the odd ones, against {whole} on "
+                    "all: a kernel's rank does not depend on how many sequences show it, a floor "
+                    "of estimation noise does, so the answer counts that floor",
+                )
+                fixes.append("supply more sequences (or longer ones, n well above d)")
     sig = causal_signature(tally)
     signals.update(first_token_r2=sig["first_r2"], last_token_r2=sig["last_r2"])
     if sig["looks_causal"] and not causal:
