@@ -77,3 +77,37 @@ def test_encoders_agree_with_the_reference(name, family, pad):
     )
     worst = max_differences(model.forward(ids, mask, capture="all"), hidden, caps, mask)
     assert max(worst.values()) <= TOLERANCE, worst
+
+
+def test_smollm2_from_gguf_agrees_with_the_reference():
+    """transformers dequantises the same file with the same gguf package (it needs accelerate
+    for that); its LlamaModel stops at the final norm, as ours does."""
+    pytest.importorskip("accelerate")
+    folder = model_folder("smollm2-135m-instruct")
+    model = load_model(folder)
+    ids, mask = padded_windows(model, 128, 4, pad=2)
+    weights = MODELS["smollm2-135m-instruct"][0]
+    ref = load_reference(folder, gguf_file=weights, dtype=torch.float32)
+    hidden, caps = reference_forward(ref, "llama", ids, mask, model.cfg.heads, model.cfg.d_head)
+    worst = max_differences(model.forward(ids, mask, capture="all"), hidden, caps, mask)
+    assert max(worst.values()) <= TOLERANCE, worst
+
+
+def test_smollm2_tokens_agree_with_the_reference_on_text_without_numerals():
+    """transformers' reading of a GGUF tokenizer leaves out llama.cpp's "smollm" split of every
+    numeral (\\p{N}) on its own, which the model was trained with and which ours keeps: on text
+    without numerals the two tokenizers must agree token for token."""
+    pytest.importorskip("accelerate")
+    import unicodedata
+
+    from transformers import AutoTokenizer
+
+    from entropic_bound.pretrained.gguf_tokens import gguf_tokenizer
+
+    folder = model_folder("smollm2-135m-instruct")
+    weights = MODELS["smollm2-135m-instruct"][0]
+    text = (REPO / "docs" / "method.md").read_text()
+    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith("N"))
+    text += " <|im_start|>user\ncafé, naïve 🙂<|im_end|>"
+    theirs = AutoTokenizer.from_pretrained(folder, gguf_file=weights, local_files_only=True)
+    assert gguf_tokenizer(folder / weights).encode(text).ids == theirs(text).input_ids

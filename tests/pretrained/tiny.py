@@ -142,3 +142,110 @@ def write_model(folder: Path, cfg: dict, tensors=None, tokenizer: str = "{}") ->
     )
     (folder / "tokenizer.json").write_text(tokenizer)
     return folder
+
+
+LLAMA = {
+    "layers": 2,
+    "heads": 4,
+    "kv_heads": 2,
+    "d_model": 16,
+    "d_ff": 24,
+    "vocab": 30,
+    "context": 32,
+    "eps": 2.0**-17,  # a float32 exactly, as GGUF stores it
+    "rope_base": 10000.0,
+}
+
+
+def llama_tensors(cfg: dict, seed: int = 0):
+    """Random (embed, norm, blocks) of a Llama-style decoder of ``cfg`` (a LlamaConfig's fields),
+    blocks in the rotate-half row order of the reference implementation."""
+    from entropic_bound.pretrained.llama import LlamaConfig
+
+    c = LlamaConfig(**cfg)
+    g = torch.Generator().manual_seed(seed)
+
+    def r(*shape):
+        return 0.3 * torch.randn(*shape, generator=g)
+
+    blocks = [
+        {k: (1 + r(*s) if k.endswith("norm") else r(*s)) for k, s in c.shapes().items()}
+        for _ in range(c.layers)
+    ]
+    return r(c.vocab, c.d_model), 1 + r(c.d_model), blocks
+
+
+def interleave(w: torch.Tensor, heads: int) -> torch.Tensor:
+    """llama.cpp's converter on a query or key map: each head's rows (k, k + d/2) made
+    neighbours (2k, 2k+1), the order its rotation pairs coordinates in."""
+    rows = w.shape[0]
+    return w.reshape(heads, 2, rows // heads // 2, -1).transpose(1, 2).reshape(w.shape)
+
+
+GGUF_ROLES = {
+    "attn_norm": "attn_norm",
+    "q": "attn_q",
+    "k": "attn_k",
+    "v": "attn_v",
+    "o": "attn_output",
+    "ffn_norm": "ffn_norm",
+    "gate": "ffn_gate",
+    "up": "ffn_up",
+    "down": "ffn_down",
+}
+
+
+def write_gguf(path: Path, cfg: dict, tensors, arch="llama", meta=None, extra=None, tokens=None):
+    """A Llama GGUF file as llama.cpp's converter writes one: the settings as metadata (``meta``
+    overrides or, with None, drops a key), float32 tensors, queries and keys interleaved;
+    ``extra``: more tensors by name; ``tokens``: (tokens, merges, types, pre) of a tokenizer."""
+    import gguf
+    import numpy as np
+
+    embed, norm, blocks = tensors
+    w = gguf.GGUFWriter(str(path), arch)
+    keys = {
+        f"{arch}.block_count": cfg["layers"],
+        f"{arch}.context_length": cfg["context"],
+        f"{arch}.embedding_length": cfg["d_model"],
+        f"{arch}.feed_forward_length": cfg["d_ff"],
+        f"{arch}.attention.head_count": cfg["heads"],
+        f"{arch}.attention.head_count_kv": cfg["kv_heads"],
+        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["eps"]),
+        f"{arch}.rope.freq_base": float(cfg["rope_base"]),
+        f"{arch}.rope.dimension_count": cfg["d_model"] // cfg["heads"],
+    } | (meta or {})
+    for key, value in keys.items():
+        if value is None:
+            continue
+        if isinstance(value, str):
+            w.add_string(key, value)
+        elif isinstance(value, float):
+            w.add_float32(key, value)
+        else:
+            w.add_uint32(key, value)
+    if tokens is not None:
+        vocab, merges, types, pre = tokens
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre(pre)
+        w.add_token_list(vocab)
+        w.add_token_merges(merges)
+        w.add_token_types(types)
+    named = {"token_embd.weight": embed, "output_norm.weight": norm}
+    for i, b in enumerate(blocks):
+        for role, name in GGUF_ROLES.items():
+            t = b[role]
+            if role in ("q", "k"):
+                t = interleave(t, cfg["heads"] if role == "q" else cfg["kv_heads"])
+            named[f"blk.{i}.{name}.weight"] = t
+    named |= extra or {}
+    for name, t in named.items():
+        if isinstance(t, tuple):  # (blocks as uint8 [rows, bytes per row], quantisation type)
+            w.add_tensor(name, t[0], raw_dtype=t[1])
+        else:
+            w.add_tensor(name, np.ascontiguousarray(t.numpy(), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path

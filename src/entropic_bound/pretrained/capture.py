@@ -46,13 +46,15 @@ class LayerCapture:
 @dataclass
 class Forward:
     """A forward pass's answer: the final hidden states [N, n, d_model] (None when not asked
-    for), the captured layers by index, the attention mask [N, n] (1: a token, 0: padding) and,
-    for a family that adds one, the logits' position bias [H, n, n] (the same for every layer)."""
+    for), the captured layers by index, the attention mask [N, n] (1: a token, 0: padding),
+    for a family that adds one the logits' position bias [H, n, n] (the same for every layer),
+    and whether a query sees only the keys up to its own position (``causal``)."""
 
     hidden: torch.Tensor | None
     layers: dict[int, LayerCapture] = field(default_factory=dict)
     mask: torch.Tensor | None = None
     position_bias: torch.Tensor | None = None
+    causal: bool = False
 
 
 def capture_set(layers: Iterable[int] | int | str | None, count: int) -> tuple[int, ...]:

@@ -15,9 +15,9 @@ def load_model(path):
     files are ``model.files``."""
     files = find_model(path)
     if files.format == "gguf":
-        from entropic_bound.pretrained.errors import PretrainedError
+        from entropic_bound.pretrained.gguf_file import load_gguf
 
-        raise PretrainedError(f"{files.weights}: .gguf files are not read yet", "give an encoder")
+        model = load_gguf(files.weights)
     else:
         from entropic_bound.pretrained.bert import Encoder
         from entropic_bound.pretrained.config import encoder_config
@@ -40,4 +40,10 @@ def windows(model, text, length: int, limit: int | None = None):
 
     if isinstance(text, Path):
         text = text.read_text(encoding="utf-8")
-    return token_windows(load_tokenizer(model.files.tokenizer), text, length, limit)
+    if model.files.format == "gguf":
+        from entropic_bound.pretrained.gguf_tokens import gguf_tokenizer
+
+        tok = gguf_tokenizer(model.files.weights)
+    else:
+        tok = load_tokenizer(model.files.tokenizer)
+    return token_windows(tok, text, length, limit)
