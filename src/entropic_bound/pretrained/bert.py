@@ -173,8 +173,9 @@ class Encoder:
         bias = self.position_bias(ids.shape[1])
         parts = {i: {"x": [], "y": []} for i in layers}
         finals = []
-        for s in range(0, ids.shape[0], max(1, int(batch))):
-            b_ids, b_mask = ids[s : s + batch], mask[s : s + batch]
+        step = max(1, int(batch))
+        for s in range(0, ids.shape[0], step):
+            b_ids, b_mask = ids[s : s + step], mask[s : s + step]
             # padded keys get the most negative float: a weight of exactly 0 after softmax
             mask_add = torch.zeros(b_mask.shape).masked_fill(
                 b_mask == 0, torch.finfo(torch.float32).min

@@ -142,7 +142,8 @@ def _dequantised(gguf, path, t, shape: tuple[int, ...]) -> torch.Tensor:
             f"{list(shape)}",
             "convert the model again with llama.cpp",
         )
-    return torch.from_numpy(np.array(values, dtype=np.float32))  # a copy: the file is mapped
+    # a float32 tensor is a view of the mapped file: copied; a dequantised one is already new
+    return torch.from_numpy(np.require(values, np.float32, ["C", "W", "O"]))
 
 
 def load_gguf(path) -> LlamaDecoder:

@@ -156,14 +156,15 @@ class LlamaDecoder:
         causal = torch.ones(n, n, dtype=torch.bool).tril()
         parts = {i: {"x": [], "y": []} for i in layers}
         finals = []
-        for s in range(0, ids.shape[0], max(1, int(batch))):
-            b_mask = mask[s : s + batch]
+        step = max(1, int(batch))
+        for s in range(0, ids.shape[0], step):
+            b_mask = mask[s : s + step]
             allowed = causal[None] & (b_mask[:, None, :] == 1)
             # a masked key gets the most negative float: a weight of exactly 0 after softmax
             mask_add = torch.zeros(allowed.shape).masked_fill(
                 ~allowed, torch.finfo(torch.float32).min
             )[:, None]
-            r = self.embed[ids[s : s + batch]]
+            r = self.embed[ids[s : s + step]]
             for i in range(last):
                 r, x, y = self._layer(self.blocks[i], r, mask_add, cos, sin)
                 if i in parts:
