@@ -59,6 +59,7 @@ LATER_FREE = {
     "heads": ORDER,
     "cli": ORDER + ["figures", "verify"],
     "verify": ["core", "config"],  # reads finished tables: no stage of the pipeline
+    "pretrained": ["core"],  # reads published models: no stage of the pipeline
 }
 
 

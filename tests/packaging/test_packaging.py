@@ -18,8 +18,17 @@ from packaging.version import Version
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
-#: what the library must not need: the workflow engine and the plotting stack
-OPTIONAL = ("snakemake", "matplotlib", "seaborn")
+#: what the library must not need: the workflow engine, the plotting stack, and the readers of
+#: pretrained models' files (and the reference implementation their tests compare against)
+OPTIONAL = (
+    "snakemake",
+    "matplotlib",
+    "seaborn",
+    "tokenizers",
+    "gguf",
+    "safetensors",
+    "transformers",
+)
 
 
 def _names(reqs) -> set[str]:
@@ -52,6 +61,7 @@ def test_core_dependencies_leave_workflow_and_plotting_to_extras():
     assert core == {"torch", "numpy", "pandas", "pyarrow", "pyyaml", "jsonschema", "tqdm"}
     extras = PROJECT["optional-dependencies"]
     assert _names(extras["plot"]) == {"matplotlib", "seaborn"}
+    assert _names(extras["pretrained"]) == {"tokenizers", "gguf"}
     assert {"snakemake", "entropic-bound"} <= _names(extras["workflow"])
     assert "entropic-bound[plot]" in extras["workflow"]
     for name in ("cluster", "dev"):
@@ -66,10 +76,10 @@ OLDER_TESTED = {"setuptools": "77.0.3"}
 def test_dependencies_are_ranges_with_tested_lower_bounds():
     """Ranges, not pins (so the library installs beside a user's stack): each has a lower bound,
     the version of requirements/lock.txt, which make venv installs and the tests ran with."""
-    from test_envs import lock_pins
+    from test_envs import UNLOCKED, lock_pins
 
     pins = lock_pins()
-    extras = PROJECT["optional-dependencies"]
+    extras = {k: v for k, v in PROJECT["optional-dependencies"].items() if k not in UNLOCKED}
     for reqs in (PROJECT["dependencies"], *extras.values()):
         for r in map(Requirement, reqs):
             if r.name == "entropic-bound":

@@ -1,0 +1,32 @@
+"""Pretrained transformers read from their published files, forward passes only: for each
+captured layer, the heads' input X and every head's output Y before the output projection, and
+each head's query and key maps (:mod:`.capture`), for the head measurements to read.
+
+Families: BERT (:mod:`.bert`) and MPNet (:mod:`.mpnet`) from a folder of config.json,
+model.safetensors and tokenizer.json; Llama-style decoders (:mod:`.llama`) from one GGUF file
+(:mod:`.gguf_file`, :mod:`.gguf_tokens`). Torch is the only dependency of the forward passes;
+tokenizers need ``tokenizers`` and GGUF files ``gguf`` (the ``pretrained`` extra), each imported
+only when used. Every problem with a model's files is one :class:`.errors.PretrainedError`.
+"""
+
+from entropic_bound.core.lazy import lazy_exports
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "PretrainedError": "errors",
+    "find_model": "layout",
+    "ModelFiles": "layout",
+    "load_model": "load",
+    "windows": "load",
+    "Forward": "capture",
+    "LayerCapture": "capture",
+    "HeadWeights": "capture",
+    "TensorFile": "tensorfile",
+    "encoder_config": "config",
+    "EncoderConfig": "config",
+    "LlamaConfig": "llama",
+    "LlamaDecoder": "llama",
+    "load_gguf": "gguf_file",
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
