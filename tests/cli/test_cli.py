@@ -114,7 +114,7 @@ def test_predict_text_report(capsys, l3):
 def test_p_attn_matches_the_library(capsys, tmp_path):
     """The chunked, threaded accumulation is predict_attention_native (n < d, n = d, n > d), of
     the tokens in the data's scale X T where P_attn centres (n > d: T from their covariance)."""
-    from entropic_bound.predict.base import centred_gram, data_scale_basis
+    from entropic_bound.predict.datascale import centred_gram, data_scale_basis
 
     rng = np.random.default_rng(1)
     for n, d in ((4, 6), (6, 6), (9, 6)):

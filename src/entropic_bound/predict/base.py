@@ -1,6 +1,6 @@
 """What every data-only predictor shares: input checks and batching into groups, the centring
 matrix J, and the log-inversion spectrum of a softmax operator (:mod:`.predictors` re-exports
-the public names), and the directions the tokens vary in.
+the public names).
 """
 
 from __future__ import annotations
@@ -10,19 +10,6 @@ import torch
 
 #: floor of the probabilities before the log-inversion of a softmax operator
 DEFAULT_CLIP = 1e-12
-#: a direction of the tokens whose variance is below this share of the largest is one the data
-#: do not vary in: a LayerNorm's 1/γ or a constant feature (exactly 0 up to rounding, ~1e-14 for
-#: float32 data; a real direction this weak moves the logits by ≤ 1e-4 of their scale)
-NULL_RCOND = 1e-8
-
-
-def varying_directions(G: torch.Tensor, rcond: float = NULL_RCOND):
-    """(eigenvalues, eigenvectors) of the symmetric PSD G: [d, d] whose eigenvalue exceeds
-    ``rcond`` × the largest (none when G is zero): the directions the tokens vary in."""
-    evals, evecs = torch.linalg.eigh(G)
-    top = float(evals[-1]) if len(evals) else 0.0
-    keep = evals > rcond * top if top > 0 else torch.zeros_like(evals, dtype=torch.bool)
-    return evals[keep], evecs[:, keep]
 
 
 def _as_groups(X, Y, name: str, any_dv: bool = False) -> tuple[torch.Tensor, torch.Tensor, bool]:
@@ -78,21 +65,3 @@ def log_inversion_spectrum(M: torch.Tensor, clip: float = DEFAULT_CLIP) -> torch
     rows = M.sum(-1, keepdim=True)
     M = M / torch.where(rows.abs() > 0, rows, torch.ones_like(rows))
     return _desc_svdvals(torch.log(M.clamp_min(clip)) @ centering(M.shape[-1], M.dtype))
-
-
-def data_scale_basis(gram: np.ndarray, tokens: int) -> np.ndarray | None:
-    """T = U Λ^{-½} [d, k] from the centred tokens' Σ x̃ x̃ᵀ over ``tokens`` tokens: the
-    directions they vary in (:func:`varying_directions` of their covariance C), whitened, so
-    that X T has identity covariance and a kernel read through it is C^½ A C^½ (the data's own
-    scale); None when nothing varies or the sums are not finite."""
-    if tokens <= 0 or not np.isfinite(gram).all():
-        return None
-    evals, evecs = varying_directions(torch.from_numpy(gram / tokens))
-    return (evecs / evals.sqrt()).numpy() if len(evals) else None
-
-
-def centred_gram(X: np.ndarray) -> np.ndarray:
-    """Σ over sequences and tokens of x̃ x̃ᵀ, x̃ each token less its sequence's mean: [d, d]."""
-    xc = X - X.mean(-2, keepdims=True)
-    flat = xc.reshape(-1, X.shape[-1])
-    return flat.T @ flat

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from entropic_bound.core.causal import rows_needed
-from entropic_bound.predict.base import NULL_RCOND, varying_directions
+from entropic_bound.predict.datascale import NULL_RCOND, varying_directions
 
 #: the fit stops when the residual energy is below this share of the target energy (exact data),
 #: or when FIT_CHUNK iterations lower it by less than FIT_STALL of itself (the noise level) ...

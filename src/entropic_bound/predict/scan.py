@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from entropic_bound.predict.attention import AttnAccumulator
-from entropic_bound.predict.base import centred_gram, data_scale_basis
 from entropic_bound.predict.confidence import Tally
+from entropic_bound.predict.datascale import BASIS_SEQUENCES, token_basis
 from entropic_bound.predict.sources import InputError, rows_per_chunk
 
 #: P_attn work budget: all sequences while B·n·d·max(n, d) stays below this (~3 s on 2 cores)
@@ -386,33 +386,6 @@ class _Pass:
         return acc, out
 
 
-#: the sequences (of P_attn's subsample, from the top of the file) whose centred tokens decide
-#: the directions they vary in (token_basis)
-BASIS_SEQUENCES = 4096
-
-
-def token_basis(X, plan: Plan, rows: int) -> np.ndarray | None:
-    """The tokens' coordinates for P_attn: T [d, k] = U Λ^{-½} over the directions the centred
-    tokens vary in (U, Λ: the eigenpairs of their covariance C above NULL_RCOND), so that
-    P_attn reads the kernel in the data's own scale, C^½ A C^½ (docs/method.md §3). Two things
-    go wrong in the tokens' raw coordinates: a LayerNorm's output x = γ ⊙ z + b has xᵀ(1/γ) the
-    same for every token, so J X_b (1/γ) = 0 and X̃_b has no inverse in d dimensions; and
-    (X̃_bᵀX̃_b)⁻¹ amplifies what the first-order form cannot fit in the tokens' weak directions
-    into a floor as high as the kernel. Read from the first BASIS_SEQUENCES sequences of
-    P_attn's subsample; only where P_attn centres (n > d)."""
-    if plan.n <= plan.d:
-        return None
-    gram, seen = np.zeros((plan.d, plan.d)), 0
-    with np.errstate(all="ignore"):  # NaN or inf: no basis, and the pass names the value
-        for start, xb in X.rows(rows):
-            xa = np.array(xb[_pick(plan.attn, start, start + len(xb))], dtype=np.float64)
-            gram += centred_gram(xa)
-            seen += len(xa)
-            if seen >= BASIS_SEQUENCES:
-                break
-    return data_scale_basis(gram, seen * plan.n)
-
-
 def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, dict]:
     """The one pass over X, Y (sources with ``rows(k)``): every value checked for NaN/Inf, P_attn
     and its diagnostics on the attention subsample (batches on a pool of as many threads as torch
@@ -421,7 +394,11 @@ def run_pass(X, Y, plan: Plan, progress=None) -> tuple[AttnAccumulator, dict]:
     not depend on the timing. ``progress(k)`` is called with the number of sequences read."""
     with _SingleThreadedTorch() as workers, ThreadPoolExecutor(max(1, workers)) as pool:
         rows = rows_per_chunk((0, plan.n, max(plan.d, plan.dv)))
-        state = _Pass(plan, pool, workers, token_basis(X, plan, rows))
+        basis = None
+        if plan.n > plan.d:  # where P_attn centres (docs/method.md §3)
+            chunks = (xb[_pick(plan.attn, start, start + len(xb))] for start, xb in X.rows(rows))
+            basis = token_basis(chunks, BASIS_SEQUENCES)
+        state = _Pass(plan, pool, workers, basis)
         try:
             with np.errstate(all="ignore"):
                 for (start, xb), (_, yb) in zip(X.rows(state.rows), Y.rows(state.rows)):
