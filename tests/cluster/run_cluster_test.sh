@@ -19,7 +19,7 @@
 #     process left from its cluster, restores /etc/slurm/slurm.conf, removes its state.
 #
 # Needs root (daemons, apt-get); as another user it says so and exits 0 without testing.
-# Budget: everything within TEST_BUDGET_S seconds (default 900), each step under `timeout`.
+# Budget: everything within TEST_BUDGET_S seconds (default 1200), each step under `timeout`.
 # Outputs kept for inspection: results/cluster_{local,slurm,scale}/, with the SLURM job logs in
 # results/cluster_slurm/slurm_logs/ and results/cluster_scale/slurm_logs/ and, after a failure,
 # the daemon logs in results/cluster_slurm/daemon_logs/.
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 SMK=${SMK:-$REPO/.venv/bin/snakemake}
 PY=${PY:-$REPO/.venv/bin/python}
-BUDGET=${TEST_BUDGET_S:-900}
+BUDGET=${TEST_BUDGET_S:-1200}
 LOCAL_RUN=cluster_local
 SLURM_RUN=cluster_slurm
 PARTITION=ebtest
