@@ -10,20 +10,25 @@
 #  4. asserts that every non-local job went through sbatch (SLURM knows it as COMPLETED and its
 #     SLURM log, under a directory named after the rule, names the rule) and that every table of
 #     the two runs is equal, value for value (tests/cluster/compare_tables.py);
-#  5. on any exit: cancels its jobs, stops the daemons it started by pid, kills by pid any
+#  5. runs the scale study of tests/cluster/scale/scales.yaml (d = 4, and the quick config at
+#     d = 8) through the profile (`snakemake scale --profile profiles/slurm`) in its own working
+#     directory, results/cluster_scale/, and asserts that every job of both runs went through
+#     sbatch, the d = 8 run's being those of step 3's SLURM run and its tables the local run's,
+#     that the table has both d, and that the study and the quick run alone are then up to date;
+#  6. on any exit: cancels its jobs, stops the daemons it started by pid, kills by pid any
 #     process left from its cluster, restores /etc/slurm/slurm.conf, removes its state.
 #
 # Needs root (daemons, apt-get); as another user it says so and exits 0 without testing.
-# Budget: everything within TEST_BUDGET_S seconds (default 570), each step under `timeout`.
-# Outputs kept for inspection: results/cluster_{local,slurm}/, with the SLURM job logs in
-# results/cluster_slurm/slurm_logs/ and, after a failure, the daemon logs in
-# results/cluster_slurm/daemon_logs/.
+# Budget: everything within TEST_BUDGET_S seconds (default 1200), each step under `timeout`.
+# Outputs kept for inspection: results/cluster_{local,slurm,scale}/, with the SLURM job logs in
+# results/cluster_slurm/slurm_logs/ and results/cluster_scale/slurm_logs/ and, after a failure,
+# the daemon logs in results/cluster_slurm/daemon_logs/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 SMK=${SMK:-$REPO/.venv/bin/snakemake}
 PY=${PY:-$REPO/.venv/bin/python}
-BUDGET=${TEST_BUDGET_S:-570}
+BUDGET=${TEST_BUDGET_S:-1200}
 LOCAL_RUN=cluster_local
 SLURM_RUN=cluster_slurm
 PARTITION=ebtest
@@ -232,34 +237,104 @@ mkdir -p "results/$SLURM_RUN"
 cp "$STATE/slurm.out" "results/$SLURM_RUN/snakemake_slurm.out"
 
 # ---------------------------------------------------------------- 4. assertions
-out=$STATE/slurm.out
-run_id=$(sed -n 's/^SLURM run ID: //p' "$out" | head -n1)
-[ -n "$run_id" ] || fail "no 'SLURM run ID' in the Snakemake output: the slurm executor did not run"
-# Jobs Snakemake ran itself print `localrule <name>:`, cluster jobs `rule <name>:`.
-mapfile -t remote < <(grep -oE '^\s*rule [A-Za-z0-9_-]+:' "$out" | sed -E 's/^\s*rule //; s/:$//' | sort | uniq -c | awk '{print $2 ":" $1}')
-mapfile -t localr < <(grep -oE '^\s*localrule [A-Za-z0-9_-]+:' "$out" | sed -E 's/^\s*localrule //; s/:$//' | sort -u)
-((${#remote[@]})) || fail "no job of the SLURM run was a cluster job"
-n_remote=0
-for rc in "${remote[@]}"; do
-  rule=${rc%%:*}; count=${rc#*:}
-  n_remote=$((n_remote + count))
-  # each SLURM log of this rule lies under rule_<rule>/ and is Snakemake's output in the job
-  logs=$(grep -rlE "^\s*rule $rule:" "$SLURM_LOGS/rule_$rule" 2>/dev/null | wc -l)
-  ((logs == count)) || fail "rule $rule: $count cluster jobs but $logs SLURM logs naming it under $SLURM_LOGS/rule_$rule/"
-  fin=$(grep -rlE "Finished jobid: [0-9]+ \(Rule: $rule\)" "$SLURM_LOGS/rule_$rule" | wc -l)
-  ((fin == count)) || fail "rule $rule: only $fin of $count SLURM logs report the job finished"
-done
-# SLURM itself (squeue keeps finished jobs for MinJobAge) knows every job of this run, done.
-states=$(squeue -h --states=all --name "$run_id" -o '%T' | sort | uniq -c | xargs)
-n_done=$(squeue -h --states=all --name "$run_id" -o '%T' | grep -c '^COMPLETED$' || true)
-n_all=$(squeue -h --states=all --name "$run_id" -o '%i' | wc -l)
-((n_done == n_remote && n_all == n_remote)) \
-  || fail "SLURM knows $n_all jobs of run $run_id ($states), Snakemake ran $n_remote on the cluster"
-arrays=$(grep -c '^Submitted array job' "$out" || true)
-say "sbatch: $n_remote jobs, all COMPLETED in SLURM ($arrays job arrays): ${remote[*]}; local: ${localr[*]:-none}"
+# check_cluster_jobs OUT LOGS: every job that Snakemake's output OUT ran on the cluster went
+# through sbatch (its SLURM log under LOGS/rule_<rule>/ names the rule and says it finished) and
+# SLURM knows each as COMPLETED. Sets run_id, remote (rule:count) and localr (local rules).
+check_cluster_jobs() {
+  local out=$1 logs_dir=$2 rc rule count logs fin states n_done n_all
+  run_id=$(sed -n 's/^SLURM run ID: //p' "$out" | head -n1)
+  [ -n "$run_id" ] || fail "no 'SLURM run ID' in $out: the slurm executor did not run"
+  # Jobs Snakemake ran itself print `localrule <name>:`, cluster jobs `rule <name>:`.
+  mapfile -t remote < <(grep -oE '^\s*rule [A-Za-z0-9_-]+:' "$out" | sed -E 's/^\s*rule //; s/:$//' | sort | uniq -c | awk '{print $2 ":" $1}')
+  mapfile -t localr < <(grep -oE '^\s*localrule [A-Za-z0-9_-]+:' "$out" | sed -E 's/^\s*localrule //; s/:$//' | sort -u)
+  ((${#remote[@]})) || fail "no job of the SLURM run was a cluster job"
+  n_remote=0
+  for rc in "${remote[@]}"; do
+    rule=${rc%%:*}; count=${rc#*:}
+    n_remote=$((n_remote + count))
+    # each SLURM log of this rule lies under rule_<rule>/ and is Snakemake's output in the job
+    logs=$(grep -rlE "^\s*rule $rule:" "$logs_dir/rule_$rule" 2>/dev/null | wc -l)
+    ((logs == count)) || fail "rule $rule: $count cluster jobs but $logs SLURM logs naming it under $logs_dir/rule_$rule/"
+    fin=$(grep -rlE "Finished jobid: [0-9]+ \(Rule: $rule\)" "$logs_dir/rule_$rule" | wc -l)
+    ((fin == count)) || fail "rule $rule: only $fin of $count SLURM logs report the job finished"
+  done
+  # SLURM itself (squeue keeps finished jobs for MinJobAge) knows every job of this run, done.
+  states=$(squeue -h --states=all --name "$run_id" -o '%T' | sort | uniq -c | xargs)
+  n_done=$(squeue -h --states=all --name "$run_id" -o '%T' | grep -c '^COMPLETED$' || true)
+  n_all=$(squeue -h --states=all --name "$run_id" -o '%i' | wc -l)
+  ((n_done == n_remote && n_all == n_remote)) \
+    || fail "SLURM knows $n_all jobs of run $run_id ($states), Snakemake ran $n_remote on the cluster"
+  arrays=$(grep -c '^Submitted array job' "$out" || true)
+  say "sbatch: $n_remote jobs, all COMPLETED in SLURM ($arrays job arrays): ${remote[*]}; local: ${localr[*]:-none}"
+}
 
+check_cluster_jobs "$STATE/slurm.out" "$SLURM_LOGS"
+quick_remote=("${remote[@]}")
 "$PY" tests/cluster/compare_tables.py "results/$LOCAL_RUN" "results/$SLURM_RUN" \
   || fail "the SLURM run's tables differ from the local run's"
 
+# ---------------------------------------------------------------- 5. the scale study
+# tests/cluster/scale/scales.yaml (d = 4, and the quick config at d = 8) through the profile, in a
+# working directory of its own: the study writes results/scale/, which must not be the clone's.
+# Each scale's run is a module of the workflow (workflow/rules/scale.smk), so each of its jobs is
+# this Snakemake's, submitted with sbatch like those of the run above.
+SCALE_WORK=$REPO/results/cluster_scale
+SCALE_LOGS=$SCALE_WORK/slurm_logs
+SCALE_LIST=tests/cluster/scale/scales.yaml  # found in the clone from any working directory
+STUDY=(-s "$REPO/Snakefile" -d "$SCALE_WORK")
+rm -rf "$SCALE_WORK"
+mkdir -p "$SCALE_WORK"
+say "scale study ($SCALE_LIST: d = 4 and 8) with --profile profiles/slurm in $SCALE_WORK"
+t0=$SECONDS
+run_timed "$(left 480)" "$STATE/scale.out" "$SMK" scale "${STUDY[@]}" --profile "$REPO/profiles/slurm" \
+  --slurm-status-command squeue --slurm-init-seconds-before-status-checks 2 \
+  --slurm-logdir "$SCALE_LOGS" --config scale_list=$SCALE_LIST \
+  || { tail -n 60 "$STATE/scale.out"; fail "the scale study under SLURM failed"; }
+scale_s=$((SECONDS - t0))
+cp "$STATE/scale.out" "$SCALE_WORK/snakemake_slurm.out"
+check_cluster_jobs "$STATE/scale.out" "$SCALE_LOGS"
+
+# Every cluster job is a job of one scale's run, and the d = 8 run (the quick config) submitted
+# exactly the jobs of the quick run above; the study's own rules ran locally.
+d4=() d8=()
+for rc in "${remote[@]}"; do
+  case $rc in
+    scale_d4_*) d4+=("${rc#scale_d4_}") ;;
+    scale_d8_*) d8+=("${rc#scale_d8_}") ;;
+    *) fail "cluster job $rc is no job of a scale's run" ;;
+  esac
+done
+((${#d4[@]})) || fail "no job of the d = 4 run went through sbatch"
+[ "${d8[*]}" = "${quick_remote[*]}" ] \
+  || fail "the d = 8 run's cluster jobs (${d8[*]}) are not the quick run's (${quick_remote[*]})"
+for rule in scale_table scale; do
+  printf '%s\n' "${localr[@]}" | grep -qx "$rule" || fail "rule $rule did not run locally"
+done
+"$PY" tests/cluster/compare_tables.py "results/$LOCAL_RUN" "$SCALE_WORK/results/quick" \
+  || fail "the study's d = 8 run differs from the local quick run"
+"$PY" - "$SCALE_WORK/results/scale/verdict_by_scale.csv" <<'PY' || fail "the verdict-by-scale table lacks a scale"
+import sys
+
+import pandas as pd
+
+d = sorted(pd.read_csv(sys.argv[1])["d"].unique())
+assert d == [4, 8], d
+PY
+
+# Up to date afterwards, for the study and for the run alone: the modules' jobs are the run's.
+planned() {  # planned OUT: the rules a dry run's output OUT plans, one line
+  grep -oE '^\s*(local)?rule [A-Za-z0-9_-]+:' "$1" | sed -E 's/^\s*(local)?rule //; s/:$//' | sort -u | xargs
+}
+run_timed "$(left 60)" "$STATE/scale_n.out" "$SMK" -n scale "${STUDY[@]}" --config scale_list=$SCALE_LIST \
+  || { tail -n 20 "$STATE/scale_n.out"; fail "snakemake -n scale failed"; }
+[ "$(planned "$STATE/scale_n.out")" = "scale" ] \
+  || fail "after the study, snakemake -n scale still plans: $(planned "$STATE/scale_n.out")"
+run_timed "$(left 60)" "$STATE/quick_n.out" "$SMK" -n reproduce-all "${STUDY[@]}" \
+  --configfile "$REPO/config/quick.yaml" \
+  || { tail -n 20 "$STATE/quick_n.out"; fail "snakemake -n reproduce-all failed"; }
+[ "$(planned "$STATE/quick_n.out")" = "reproduce-all" ] \
+  || fail "the study's d = 8 run is not the quick run's: reproduce-all plans $(planned "$STATE/quick_n.out")"
+say "scale study: ${#d4[@]} + ${#d8[@]} rules' jobs through sbatch (d = 4, d = 8), up to date afterwards"
+
 PASSED=1
-say "PASS: local run ${local_s} s, SLURM run ${slurm_s} s, total ${SECONDS} s"
+say "PASS: local run ${local_s} s, SLURM run ${slurm_s} s, scale study ${scale_s} s, total ${SECONDS} s"

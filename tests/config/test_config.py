@@ -21,6 +21,7 @@ from entropic_bound.config.load import (
     class_optim,
     config_hash,
     load_config,
+    load_run_config,
     load_scale_list,
     load_schema,
     scale_study_asked,
@@ -590,7 +591,7 @@ SCALE_LISTS = {
     # was an InputFunctionException traceback (int('True')) on `snakemake -n scale`
     "d a boolean": ([("true", D8)], {}, r"key 'scales\[0\]\.d': True is not of type 'integer'"),
     "d not positive": ([(-4, D8)], {}, r"-4 is less than the minimum of 1"),
-    # was a MissingInputException of rule scale_run
+    # was a MissingInputException of the rule that then ran each scale, once the study started
     "config missing": ([(8, "nowhere")], {}, r"config file .*nowhere does not exist"),
     # was accepted: the inner run failed on it after every scale before it had run
     "config invalid": ([(16, "bad")], {"bad": "task: {beta: .nan}\n"}, r"'task\.beta' is nan"),
@@ -615,6 +616,26 @@ def test_bad_scale_list_is_one_line(case, tmp_path):
     assert str(exc.value).startswith(f"scale list {path}") and "\n" not in str(exc.value)
 
 
+@pytest.mark.extras
+def test_a_scale_whose_run_is_the_studys_own_must_be_its_config(tmp_path):
+    """The config the study is started with writes results/<run_name>/ too: a scale with that
+    run_name is that run (its jobs are the workflow's own) when the two configs are one,
+    and refused, in one line naming the keys, when they differ (two rules for each file)."""
+    quick = load_run_config(REPO / "config" / "quick.yaml")
+    path = _scale_list(
+        tmp_path, [(8, str(REPO / "config" / "quick.yaml")), (16, "config/config.yaml")]
+    )
+    scales = load_scale_list(path, resolve=_resolve(tmp_path), own={**quick, "scale_list": "x"})
+    assert [(s["d"], s["own"]) for s in scales] == [(8, True), (16, False)]
+    assert scales[0]["values"] == quick
+    other = {**quick, "threads": 2, "seed": 3}
+    with pytest.raises(
+        ConfigError, match=r"scales\[0\] .*results/quick/ .*keys seed, threads"
+    ) as exc:
+        load_scale_list(path, resolve=_resolve(tmp_path), own=other)
+    assert "\n" not in str(exc.value)
+
+
 def test_scale_list_file_itself_is_read_strictly(tmp_path):
     with pytest.raises(ConfigError, match=r"^scale list .*none\.yaml does not exist"):
         load_scale_list(tmp_path / "none.yaml")
@@ -630,9 +651,20 @@ def test_scale_list_file_itself_is_read_strictly(tmp_path):
         (["snakemake", "scale", "--cores", "2"], {}, True),
         (["snakemake", "-n", "results/scale/verdict_by_scale.csv"], {}, True),
         (["snakemake", "eb_scale"], {}, True),  # as a module: `use rule * from eb as eb_*`
+        (["snakemake", "scale_table"], {}, True),
+        (["snakemake", "scale_d8_reproduce-all"], {}, True),  # one scale's run
         (["snakemake", "reproduce-all", "--cores", "2"], {}, False),
         (["snakemake", "reproduce-all", "--configfile", "config/scale/d8.yaml"], {}, False),
         (["snakemake", "reproduce-all"], {"scale_list": "mine.yaml"}, True),
+        # a cluster job of a scale's run: its rule (and wildcards) name the study
+        (
+            ["python", "-m", "snakemake", "--target-jobs", "scale_d8_train:rung=L0,chunk=0"],
+            {},
+            True,
+        ),
+        # a clone (or scratch directory) whose path holds "scale", as every job's command names
+        (["python", "-m", "snakemake", "--snakefile", "/home/u/wt-scale/Snakefile"], {}, False),
+        (["snakemake", "-d", "/scratch/scale_runs", "results/paper/claims.md"], {}, False),
     ],
 )
 def test_only_the_scale_study_checks_the_scale_list(argv, cfg, asked):

@@ -180,6 +180,26 @@ def test_cluster_md_lists_the_local_rules_and_the_jobs_submitted(stats):
     assert dict(zip(CONFIGS, map(int, m.groups()))) == submitted
 
 
+def test_cluster_md_says_how_many_jobs_the_scale_study_submits(tmp_path):
+    """The default scale list's study from an empty working directory: its jobs (each scale's
+    run as a module, `scale_d<d>_<rule>`) less the local ones, as docs/cluster.md counts them."""
+    r = subprocess.run(
+        [SMK, "-n", "scale", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rules = re.findall(r"^\s*(?:local)?rule ([\w-]+):$", r.stdout, re.M)
+    local = local_rules() | {"reproduce-all"}
+    submitted = [rule for rule in rules if re.sub(r"^scale_d\d+_", "", rule) not in local]
+    assert len(rules) > len(submitted) > 100
+    m = re.search(r"the default list's study submits (\d+) jobs", cluster_md())
+    assert m, "docs/cluster.md no longer says how many jobs the scale study submits"
+    assert int(m.group(1)) == len(submitted)
+
+
 # ---------------------------------------------------------------- benchmarks/registered/
 
 

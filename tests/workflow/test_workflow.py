@@ -465,29 +465,46 @@ def test_as_a_module_of_another_workflow(tmp_path):
     assert f"{REPO}/src/entropic_bound/figures/" in out or "rule eb_plot_figures" in out
 
 
-def test_a_failed_scale_study_leaves_the_configs_own_run_alone(tmp_path):
-    """`snakemake scale` drives other runs: when one fails, onerror must not write partial claims
-    into the run of the config Snakemake was started with (which no job of the study touched)."""
+def scale_list(tmp_path, d: int, config: Path) -> Path:
+    """A scale list of one entry, as a file."""
     import yaml
 
-    inner = yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
-    inner["run_name"] = "pytest_scale_inner"
-    (tmp_path / "inner.yaml").write_text(yaml.safe_dump(inner))
-    scales = tmp_path / "scales.yaml"
-    scales.write_text(
-        yaml.safe_dump({"scales": [{"d": 8, "config": str(tmp_path / "inner.yaml")}]})
-    )
+    path = tmp_path / "scales.yaml"
+    path.write_text(yaml.safe_dump({"scales": [{"d": d, "config": str(config)}]}))
+    return path
+
+
+def test_the_scale_study_reuses_a_run_that_exists(run_a, tmp_path):
+    """A scale whose run exists, made by `snakemake reproduce-all` (run A), gets no job in the
+    study: its module's jobs write the same files with the same params, so they are up to date
+    and only the table is planned."""
+    config = edited_config(tmp_path, "a", lambda cfg: cfg.update(run_name="pytest_a"))
+    scales = scale_list(tmp_path, 8, config)
+    r = smk("-n", "scale", run_name="pytest_scale_outer", overrides=[f"scale_list={scales}"])
+    assert planned(r) == {"scale_table": 1, "scale": 1}, planned(r)
+
+
+def test_a_failed_scale_study_writes_partial_claims_of_its_run_only(tmp_path):
+    """A job of a scale's run fails: onerror writes the partial claims of that run (a scale's
+    run is this workflow's, its claims too), never into the run of the config Snakemake was
+    started with, which no job of the study touched."""
+    config = edited_config(tmp_path, "inner", lambda cfg: cfg.update(run_name="pytest_scale_inner"))
     work = tmp_path / "work"
-    (work / "results").mkdir(parents=True)
-    # the config is valid (a bad one is refused at the outer parse, before any scale runs):
-    # the inner run fails on its first job, whose output directory cannot be made
-    (work / "results" / "pytest_scale_inner").write_text("a file, not a directory\n")
+    inner = work / "results" / "pytest_scale_inner"
+    inner.mkdir(parents=True)
+    # the config is valid (a bad one is refused at the parse, before any job): every job of the
+    # scale's run fails as it starts, where it stores its config (workflow/scripts/eb_entry.py)
+    (inner / "configs").write_text("a file, not a directory\n")
     cmd = [SMK, "scale", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1", *QUICK]
-    cmd += ["--config", f"scale_list={scales}", "run_name=pytest_scale_outer"]
+    cmd += ["--config", f"scale_list={scale_list(tmp_path, 8, config)}"]
+    cmd += ["run_name=pytest_scale_outer"]
     r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
     assert r.returncode != 0
-    log = (work / "results" / "scale" / "logs" / "run_d8.log").read_text()
-    # failed for the planted reason, not another
-    assert "Not a directory: 'results/pytest_scale_inner'" in log, log[-2000:]
-    assert not (work / "results" / "pytest_scale_outer" / "partial").exists()
-    assert "partial claims in" not in r.stderr
+    # failed for the planted reason, in a job of the scale's module, not another
+    assert re.search(r"Error in rule scale_d8_\w+:", out), out[-3000:]
+    logs = [p.read_text() for p in (inner / "logs").glob("*.log")]
+    assert any("File exists: 'results/pytest_scale_inner/configs'" in t for t in logs), logs
+    assert not (work / "results" / "pytest_scale_outer").exists()
+    assert (inner / "partial" / "claims.md").exists()
+    assert "partial claims in results/pytest_scale_inner/partial/claims.md" in r.stderr

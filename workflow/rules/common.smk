@@ -1,6 +1,7 @@
 # Shared helpers and input functions (no rules here): the config, paths, the stages' files, the
 # final output; the report, cluster resources, the scale study and the heads runs in common/.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -27,15 +28,28 @@ def config_or_exit(check, *args, **kwargs):
         sys.exit(2)
 
 
+#: whether this parse is one run of the scale study: this Snakefile as a module of itself,
+#: named scale_d<d> (workflow/rules/scale.smk), its config the listed file that load_scale_list
+#: has read and checked; the command line's config files and --config are the study's, not its
+IS_SCALE_RUN = (
+    re.fullmatch(r"scale_d\d+", workflow.modifier.namespace or "") is not None
+)
+
 # Before any rule: every config file strictly re-read, the merged config and the claims
 # validated (src/entropic_bound/config/load.py). A bad config is one line on stderr and exit 2.
 CLAIMS = config_or_exit(
     check_workflow_config,
     config,
-    workflow.configfiles,
+    [] if IS_SCALE_RUN else workflow.configfiles,
     EB_ROOT / "config" / "claims.yaml",
     # --config values: Snakemake leaves nested ones text ('train={"classes": ...}')
-    getattr(getattr(workflow, "config_settings", None), "overwrite_config", None),
+    (
+        None
+        if IS_SCALE_RUN
+        else getattr(
+            getattr(workflow, "config_settings", None), "overwrite_config", None
+        )
+    ),
 )
 
 
@@ -217,51 +231,64 @@ def get_artifacts():
     ]
 
 
-#: the scale study's own rules (workflow/rules/scale.smk): they drive other runs, never RUN
-SCALE_RULES = ("scale", "scale_run", "scale_table")
+def targets() -> list[str]:
+    """This invocation's targets as given (rules or files; none: the default target)."""
+    return [str(t) for t in (workflow.dag_settings.targets or ())]
 
 
 def builds_the_run() -> bool:
-    """Whether this invocation builds RUN (the config's own run): False when every target is the
-    scale study's (`snakemake scale`), whose inner runs keep their own partial claims, or the
-    heads runs' (`snakemake heads`, `snakemake heads_study`); onerror and onsuccess then leave
-    RUN alone."""
-    targets = [str(t) for t in (workflow.dag_settings.targets or ())]
+    """Whether this invocation builds RUN (the config's own run): False when every target is
+    another study's, the scale study's (`snakemake scale`, common/scale.smk) or the heads runs'
+    (`snakemake heads`, `snakemake heads_study`); onerror and onsuccess then leave RUN alone.
+    """
     # the heads study (heads.smk) is another run of its own: RUN is not built either
-    others = (*SCALE_RULES, *HEADS_RULES, *STUDY_RULES)
-    prefixes = (f"{SCALE_DIR}/", f"{HEADS_DIR}/", f"{STUDY_DIR}/")
-    return not targets or not all(
-        t in others or t.startswith(prefixes) for t in targets
+    others = (*HEADS_RULES, *STUDY_RULES)
+    prefixes = (f"{HEADS_DIR}/", f"{STUDY_DIR}/")
+    return not targets() or not all(
+        t in others or t.startswith(prefixes) or is_scale_target(t) for t in targets()
     )
+
+
+def partial_claims_runs(failed: bool) -> dict:
+    """{run dir: config} of the runs whose partial claims onerror writes (``failed``) or
+    onsuccess clears: RUN when this invocation builds it; with the scale study among the
+    targets, each of its runs that has started, those without claims.md after a failure (a
+    finished run keeps its own claims), those with it after a success."""
+    runs = {RUN: config} if builds_the_run() else {}
+    if any(is_scale_target(t) for t in targets()):
+        for s in SCALES.values():
+            run = f"results/{s['run_name']}"
+            finished = Path(run, "claims.md").exists()
+            if run not in runs and Path(run).is_dir() and finished is not failed:
+                runs[run] = config if s["own"] else s["values"]
+    return runs
 
 
 def write_partial_claims():
     """onerror: a claims table from the jobs that finished (failed inputs: missing input)."""
-    if not builds_the_run():
-        return
     from entropic_bound.claims import claims_text
     from entropic_bound.core.io import PARTIAL_DIR
     from entropic_bound.claims.stage import claims_after_failure
 
-    try:
-        table = claims_after_failure(config, CLAIMS, RUN)
-    except Exception as exc:  # never mask the failure that brought us here
-        print(f"entropic-bound: no partial claims table ({exc})", file=sys.stderr)
-        return
-    print(claims_text(table), file=sys.stderr)
-    print(
-        f"entropic-bound: some jobs failed; partial claims in {RUN}/{PARTIAL_DIR}/claims.md",
-        file=sys.stderr,
-    )
+    for run, cfg in partial_claims_runs(failed=True).items():
+        try:
+            table = claims_after_failure(cfg, CLAIMS, run)
+        except Exception as exc:  # never mask the failure that brought us here
+            print(f"entropic-bound: no partial claims table ({exc})", file=sys.stderr)
+            continue
+        print(claims_text(table), file=sys.stderr)
+        print(
+            f"entropic-bound: some jobs failed; partial claims in {run}/{PARTIAL_DIR}/claims.md",
+            file=sys.stderr,
+        )
 
 
 def clear_partial_claims():
     """onsuccess: the partial claims of an earlier failed run are out of date."""
-    if not builds_the_run():
-        return
     from entropic_bound.core.io import clear_partial
 
-    clear_partial(RUN)
+    for run in partial_claims_runs(failed=False):
+        clear_partial(run)
 
 
 # --- a config edit reruns the jobs it changes ---

@@ -1,7 +1,5 @@
 """Rule `scale_table`: every claim's verdict and headline number against d (exploratory)."""
 
-from pathlib import Path
-
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
 from entropic_bound.config.provenance import provenance
@@ -17,10 +15,8 @@ from entropic_bound.figures.draw import save_figure
 
 
 def main(sm):
-    runs = {
-        d: read_run_tables(Path(marker).read_text().strip())
-        for d, marker in zip(sm.params.scales, sm.input.runs)
-    }
+    # every file of each run is an input (the run is built first); its tables are read here
+    runs = {d: read_run_tables(run) for d, run in zip(sm.params.scales, sm.params.runs)}
     table = verdict_by_scale(runs)
     prov = provenance(sm.config, rule="scale_table", exploratory=True)
     write_table(table, sm.output.csv, prov)

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -203,26 +204,47 @@ def check_workflow_config(cfg: dict, configfiles, claims_path, overrides=None) -
     return claims
 
 
+#: a word of a command line that names the scale study (:func:`scale_study_asked`): one of its
+#: rules (``scale``, ``scale_table``), a rule of one scale's run (``scale_d<d>_<rule>``, also as a
+#: cluster job's ``--target-jobs`` word, wildcards after a colon), either with the prefix a module
+#: of this workflow adds (``eb_scale``), or a path under results/scale/
+_SCALE_WORD = re.compile(r"(^|_)scale(_table)?(:|$)|(^|_)scale_d\d+_|(^|/)results/scale/")
+
+
 def scale_study_asked(argv: list[str], cfg: dict) -> bool:
     """Whether a Snakemake invocation may run the scale study, and so must check the scale
-    list whole at parse time: a ``scale_list`` in its config, or a word of its command line
-    ``argv`` naming the study (a scale rule, a file under results/scale/). Snakemake knows its
-    targets only after the parse, so this reads the words, and errs towards yes ("scale" in any
-    word but a config file's name), which only makes a parse stricter."""
+    list whole at parse time and declare its runs: a ``scale_list`` in its config, or a word of
+    its command line ``argv`` naming the study (``_SCALE_WORD``). Snakemake knows its targets only
+    after the parse, so this reads the words; a clone whose own path holds "scale" does not
+    count (every job's command line names the Snakefile)."""
     if "scale_list" in cfg:
         return True
     words = [a for a in argv[1:] if not a.startswith("-")]
-    return any("scale" in a and not a.endswith((".yaml", ".yml", ".json")) for a in words)
+    return any(_SCALE_WORD.search(w) for w in words)
 
 
-def load_scale_list(path, resolve=Path, base=None, claims: dict | None = None) -> list[dict]:
+#: the keys of a pipeline config that name another study's file, not a setting of its run
+STUDY_KEYS = ("scale_list", "heads_config", "heads_study_config")
+
+
+def run_settings(cfg: dict) -> dict:
+    """``cfg`` without :data:`STUDY_KEYS`: what decides the run results/<run_name>/."""
+    return {k: v for k, v in cfg.items() if k not in STUDY_KEYS}
+
+
+def load_scale_list(
+    path, resolve=Path, base=None, claims: dict | None = None, own: dict | None = None
+) -> list[dict]:
     """``snakemake scale``'s list (config/scale/scales.yaml), checked whole before any job:
     its form (schema ``scales``), no d twice, every listed config valid as its run will see
     it (``base``, default this clone's config/config.yaml, then the file over it; with
     ``claims``, also against the claims thresholds, :func:`check_claims_estimators`), listed
     under its own ``task.d``, and no two configs writing one ``results/<run_name>/`` (their
-    runs would go at once into one directory). ``resolve`` maps a listed path to a file.
-    Returns ``[{d, config, run_name}]`` sorted by d, ``config`` resolved."""
+    runs would go at once into one directory). ``own`` is the config of the invocation that
+    runs the study: a listed config with its run_name must be that config (its run's jobs are
+    the invocation's own), else both would write one ``results/<run_name>/``. ``resolve`` maps a
+    listed path to a file. Returns ``[{d, config, run_name, values, own}]`` sorted by d,
+    ``config`` resolved, ``values`` the validated config, ``own`` whether it is ``own``'s run."""
     label = f"scale list {path}"
     try:
         doc = read_config(path)
@@ -265,7 +287,21 @@ def load_scale_list(path, resolve=Path, base=None, claims: dict | None = None) -
                 f"would write results/{name}/ at once; give each config its own run_name"
             )
         runs[name] = i
-        out.append({"d": s["d"], "config": str(config), "run_name": name})
+        is_own = own is not None and name == own.get("run_name")
+        if is_own and run_settings(cfg) != run_settings(own):
+            differ = sorted(
+                k
+                for k in run_settings(cfg).keys() | run_settings(own).keys()
+                if cfg.get(k) != own.get(k)
+            )
+            raise ConfigError(
+                f"{where}: results/{name}/ is also the run of the config this study was started "
+                f"with, which differs from it (keys {', '.join(differ)}); start the study with "
+                "the listed config or give one of the two another run_name"
+            )
+        out.append(
+            {"d": s["d"], "config": str(config), "run_name": name, "values": cfg, "own": is_own}
+        )
     return sorted(out, key=lambda s: s["d"])
 
 
