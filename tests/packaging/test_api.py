@@ -57,7 +57,7 @@ LATER_FREE = {
     "figures": ORDER,
     "exploratory": ORDER + ["figures"],
     "heads": ORDER,
-    "cli": ORDER + ["figures", "verify"],
+    "cli": ORDER + ["figures", "verify", "pretrained"],
     "verify": ["core", "config"],  # reads finished tables: no stage of the pipeline
     "pretrained": ["core"],  # reads published models: no stage of the pipeline
 }

@@ -3,7 +3,8 @@
 A thin front end: it parses options, calls the library and formats the answer. The science lives
 in :mod:`entropic_bound.predict` (``recommend_rank``, the Python API), the reading of files
 in :mod:`.npyio` and :mod:`.datafiles`, the text in :mod:`.text`, the plot in :mod:`.plot`; ``verify`` (a run's
-tables against the shipped reference) in :mod:`entropic_bound.verify`.
+tables against the shipped reference) in :mod:`entropic_bound.verify`; ``heads`` (a pretrained
+model's heads captured on text) in :mod:`.capture`.
 
 Nothing heavy is imported before it is needed, so ``--help`` and ``--version`` answer at once.
 Every user error is one line on stderr, ``entropic-bound: error: <what is wrong>; <what to do>``,
@@ -32,6 +33,8 @@ examples:
   entropic-bound predict heads.npz --causal       Y [B, H, n, d_v]: one row per head, causal
   entropic-bound inspect data.npz                 shapes, statistics, a task's meta
   entropic-bound verify results/paper             a run against the shipped reference
+  entropic-bound heads MODEL_DIR --text a.txt --window 128 --out caps/
+                                                  a pretrained model's X, Y and maps per layer
 
 from Python: entropic_bound.predict.recommend_rank(X, Y).rank
 """
@@ -98,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--tolerances", help="tolerance file (default: the clone's)")
     v.add_argument("--json", action="store_true", help="print one machine-readable JSON object")
     v.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
+    from entropic_bound.cli.capture import add_heads_parser
+
+    add_heads_parser(sub)
     return parser
 
 
@@ -217,6 +223,11 @@ def _run(args) -> tuple[str, int]:
 
     if args.command == "verify":
         return verify(args)
+    if args.command == "heads":
+        from entropic_bound.cli.capture import format_capture, run_heads
+
+        res = run_heads(args)
+        return (json.dumps(res, indent=2) if args.json else format_capture(res, args.out)), 0
     if args.command == "predict":
         from entropic_bound.cli.command import predict
 

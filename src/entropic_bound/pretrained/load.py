@@ -31,19 +31,25 @@ def load_model(path):
     return model
 
 
+def tokenizer_of(model):
+    """The ``tokenizers.Tokenizer`` of ``model``: its tokenizer.json, or the one its GGUF file
+    carries."""
+    if model.files.format == "gguf":
+        from entropic_bound.pretrained.gguf_tokens import gguf_tokenizer
+
+        return gguf_tokenizer(model.files.weights)
+    from entropic_bound.pretrained.tokens import load_tokenizer
+
+    return load_tokenizer(model.files.tokenizer)
+
+
 def windows(model, text, length: int, limit: int | None = None):
     """Windows [N, length] of ``text`` (a string, or a :class:`~pathlib.Path` of UTF-8 text)
     by the tokenizer of ``model`` (:func:`.tokens.token_windows`)."""
     from pathlib import Path
 
-    from entropic_bound.pretrained.tokens import load_tokenizer, token_windows
+    from entropic_bound.pretrained.tokens import token_windows
 
     if isinstance(text, Path):
         text = text.read_text(encoding="utf-8")
-    if model.files.format == "gguf":
-        from entropic_bound.pretrained.gguf_tokens import gguf_tokenizer
-
-        tok = gguf_tokenizer(model.files.weights)
-    else:
-        tok = load_tokenizer(model.files.tokenizer)
-    return token_windows(tok, text, length, limit)
+    return token_windows(tokenizer_of(model), text, length, limit)

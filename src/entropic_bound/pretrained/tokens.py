@@ -62,3 +62,19 @@ def token_windows(tok, text: str, length: int, limit: int | None = None) -> torc
     parts = [torch.tensor(before, dtype=torch.int64).expand(count, -1), body]
     parts.append(torch.tensor(after, dtype=torch.int64).expand(count, -1))
     return torch.cat(parts, dim=1)
+
+
+def spread(total: int, count: int | None) -> list[int]:
+    """Which of ``total`` consecutive windows a capture takes: every one (``count`` None), else
+    ``count`` evenly spaced over the text, window ⌊i · total / count⌋ for i = 0 … count − 1
+    (the first always; a rule, no seed: the same text gives the same windows)."""
+    if count is None:
+        return list(range(total))
+    if count < 1:
+        raise PretrainedError(f"--windows {count}: need at least one window")
+    if count > total:
+        raise PretrainedError(
+            f"the text gives {total} windows, fewer than the {count} asked for",
+            "give more text, a shorter window or fewer windows",
+        )
+    return [i * total // count for i in range(count)]
