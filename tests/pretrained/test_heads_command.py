@@ -121,16 +121,16 @@ def test_windows_are_exactly_the_tokenizers_ids_evenly_spaced(tmp_path, capsys):
 def test_the_manifest_names_every_file_by_its_sha256(tmp_path, capsys):
     folder, text = encoder(tmp_path), texts(tmp_path)
     out = tmp_path / "out"
-    m = capture(capsys, folder, text, out, "--window", 6, "--layers", "1")
+    joined = hashlib.sha256(join_texts([p.read_text() for p in text]).encode()).hexdigest()
+    weights = sha(folder / "model.safetensors")
+    more = ("--window", 6, "--layers", "1", "--sha256", weights, "--text-sha256", joined)
+    m = capture(capsys, folder, text, out, *more)
     assert m["model"]["sha256"] == {
         name: sha(folder / name) for name in ("model.safetensors", "config.json", "tokenizer.json")
     }
+    assert m["model"]["expected_sha256"] == weights and m["text"]["sha256"] == joined
     assert [f["sha256"] for f in m["text"]["files"]] == [sha(p) for p in text]
     assert [f["path"] for f in m["text"]["files"]] == [str(p) for p in text]
-    assert (
-        m["text"]["sha256"]
-        == hashlib.sha256(join_texts([p.read_text() for p in text]).encode()).hexdigest()
-    )
     assert set(m["files"]) == {"layer_1.npz", "windows.npz"}
     for name, f in m["files"].items():
         assert f["sha256"] == sha(out / name) and f["bytes"] == (out / name).stat().st_size
@@ -243,6 +243,7 @@ def one_line_error(capsys, argv, says, parent):
         ("empty folder", "holds no model.safetensors and no .gguf file"),
         ("wrong sha", "has SHA-256 "),
         ("bad sha", "not a SHA-256"),
+        ("wrong text sha", "the joined text has SHA-256 "),
         ("missing text", "does not exist; check the path"),
         ("not utf-8", "is not UTF-8 text"),
         ("long window", "--window 17: m takes at most 16 tokens"),
@@ -267,6 +268,8 @@ def test_every_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, case, 
         argv += ["--sha256", "0" * 64]
     elif case == "bad sha":
         argv += ["--sha256", "abc"]
+    elif case == "wrong text sha":
+        argv += ["--text-sha256", "f" * 64]
     elif case == "missing text":
         argv[3] = tmp_path / "missing.txt"
     elif case == "not utf-8":
@@ -318,3 +321,50 @@ def test_the_capture_files_are_plain_uncompressed_npz(tmp_path, capsys):
         infos = zf.infolist()
     assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def published(name: str):
+    """The folder and settings of a model of config/pretrained_heads.yaml, or a skip."""
+    import os
+    from pathlib import Path
+
+    import yaml
+
+    root = os.environ.get("ENTROPIC_BOUND_PRETRAINED_DIR")
+    if not root:
+        pytest.skip("ENTROPIC_BOUND_PRETRAINED_DIR is not set")
+    config = Path(__file__).resolve().parents[2] / "config" / "pretrained_heads.yaml"
+    settings = yaml.safe_load(config.read_text())["models"][name]
+    folder = Path(root) / name
+    if not (folder / settings["file"]).is_file():
+        pytest.skip(f"{folder / settings['file']} is absent")
+    return folder, settings
+
+
+@pytest.mark.parametrize(
+    "name, members, shape",
+    [
+        ("all-minilm-l6-v2", {"b_q", "b_k"}, (6, 12, 384, 32)),
+        ("all-mpnet-base-v2", {"b_q", "b_k", "position_bias"}, (12, 12, 768, 64)),
+        ("smollm2-135m-instruct", {"mask", "rope_cos", "rope_sin"}, (30, 9, 576, 64)),
+    ],
+)
+def test_a_published_models_capture_has_its_layout(tmp_path, capsys, name, members, shape):
+    """Two windows of the corpus, the first and last layers: the files, the shapes and the
+    digests (nothing of the captured values is read)."""
+    folder, s = published(name)
+    if name.startswith("smollm2"):
+        pytest.importorskip("gguf")
+    layers, heads, d, dh = shape
+    out = tmp_path / "out"
+    argv = ["heads", folder, "--corpus", "common-licenses", "--window", s["window"]]
+    argv += ["--windows", 2, "--layers", f"0,{layers - 1}", "--sha256", s["sha256"], "--out", out]
+    rc, _, err = run(capsys, *argv)
+    assert rc == 0, err
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["model"]["sha256"][s["file"]] == s["sha256"] and m["layers"] == [0, layers - 1]
+    n = s["window"]
+    last = m["files"][f"layer_{layers - 1}.npz"]["members"]
+    assert set(last) == {"X", "Y", "w_q", "w_k", "scale"} | members
+    assert last["X"]["shape"] == [2, n, d] and last["Y"]["shape"] == [2, heads, n, dh]
+    assert last["w_q"]["shape"] == last["w_k"]["shape"] == [heads, dh, d]

@@ -62,6 +62,11 @@ def add_heads_parser(sub) -> None:
     p.add_argument(
         "--sha256", metavar="HEX", help="refuse the model unless its weight file has this SHA-256"
     )
+    p.add_argument(
+        "--text-sha256",
+        metavar="HEX",
+        help="refuse the text unless the joined text (UTF-8) has this SHA-256",
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
     p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
@@ -90,11 +95,11 @@ def check_options(args) -> None:
         raise PretrainedError(f"--windows {args.windows}: need at least one window")
     if args.batch < 1:
         raise PretrainedError(f"--batch {args.batch}: need at least one window per pass")
-    digest = args.sha256
-    if digest is not None and (
-        len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest.lower())
-    ):
-        raise PretrainedError(f"--sha256 {digest!r}: not a SHA-256", "give 64 hex digits")
+    for option, digest in (("--sha256", args.sha256), ("--text-sha256", args.text_sha256)):
+        if digest is not None and (
+            len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest.lower())
+        ):
+            raise PretrainedError(f"{option} {digest!r}: not a SHA-256", "give 64 hex digits")
 
 
 def software() -> dict:
@@ -170,6 +175,12 @@ def run_heads(args) -> dict:
     check_out(args.out)
     paths = [p for p, _ in corpus_files(args.corpus)] if args.corpus else args.text
     text, records = read_texts(paths)
+    text_sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if args.text_sha256 is not None and text_sha != args.text_sha256.lower():
+        raise PretrainedError(
+            f"the joined text has SHA-256 {text_sha}, not the expected {args.text_sha256.lower()}",
+            "the text files, or the rule that joins them, differ from the ones named",
+        )
     files, digests = model_digests(args.model, args.sha256)
     model = load_model(args.model)
     if args.window > model.max_len:
@@ -194,7 +205,7 @@ def run_heads(args) -> dict:
             "files": records,
             "join": JOIN_RULE,
             "characters": len(text),
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "sha256": text_sha,
         },
         "windows": {
             "length": args.window,
