@@ -30,6 +30,7 @@ include: "workflow/rules/claims.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/exploratory.smk"
 include: "workflow/rules/heads.smk"
+include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/provenance.smk"
 include: "workflow/rules/scale.smk"
 
