@@ -314,6 +314,25 @@ def test_a_failure_during_the_forward_leaves_nothing(tmp_path, capsys, monkeypat
     assert len(calls) == 3
 
 
+def test_an_interruption_leaves_nothing(tmp_path, capsys, monkeypatch):
+    from entropic_bound.pretrained.bert import Encoder
+
+    folder, text = encoder(tmp_path), texts(tmp_path)
+    capture(capsys, folder, text, tmp_path / "out", "--window", 6)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+
+    def interrupt(self, *a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Encoder, "forward", interrupt)
+    rc, out, err = run(
+        capsys, "heads", folder, "--text", *text, "--window", 7, "--out", tmp_path / "out"
+    )
+    assert rc == 130 and err.strip() == "entropic-bound: error: interrupted; nothing was written"
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before  # kept whole
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 def test_the_capture_files_are_plain_uncompressed_npz(tmp_path, capsys):
     folder, text = encoder(tmp_path), texts(tmp_path)
     capture(capsys, folder, text, tmp_path / "out", "--window", 6, "--windows", 3)

@@ -7,6 +7,8 @@ model.safetensors and tokenizer.json; Llama-style decoders (:mod:`.llama`) from 
 (:mod:`.gguf_file`, :mod:`.gguf_tokens`). Torch is the only dependency of the forward passes;
 tokenizers need ``tokenizers`` and GGUF files ``gguf`` (the ``pretrained`` extra), each imported
 only when used. Every problem with a model's files is one :class:`.errors.PretrainedError`.
+A capture on windows of text is written to a folder by :mod:`.write` (``entropic-bound heads``);
+the text the heads read, and how text files are joined, is :mod:`.corpus`.
 """
 
 from entropic_bound.core.lazy import lazy_exports
@@ -27,6 +29,9 @@ _EXPORTS = {
     "LlamaConfig": "llama",
     "LlamaDecoder": "llama",
     "load_gguf": "gguf_file",
+    "write_capture": "write",
+    "corpus_files": "corpus",
+    "read_texts": "corpus",
 }
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
