@@ -120,7 +120,9 @@ def run(rank: int = 3, d: int = 16, dv: int = 8, B: int = 256, n: int = 32) -> l
 
 
 def summary(rows: list[dict]) -> str:
-    lines = ["| inputs | logit std | r_E(0.99) under / exact / over | floor-aware under / exact / over |"]
+    lines = [
+        "| inputs | logit std | r_E(0.99) under / exact / over | floor-aware under / exact / over |"
+    ]
     lines.append("|---|---|---|---|")
     for inp in ("layernorm", "anisotropic"):
         for std in STDS:
@@ -144,7 +146,9 @@ def main(argv=None) -> int:
     if cos:
         print(f"|cos(top right direction, 1/γ)| on LayerNorm heads: {min(cos):.2f}–{max(cos):.2f}")
     low = [r for r in rows if r["truth_r_E(0.99)"] < r["truth"]]
-    print(f"heads whose true kernel, read in the data's scale, has r_E(0.99) below its rank: {len(low)}")
+    print(
+        f"heads whose true kernel, read in the data's scale, has r_E(0.99) below its rank: {len(low)}"
+    )
     print(f"CPU s a head: {np.mean([r['cpu_s'] for r in rows]):.2f} (one thread)")
     if args.out:
         import pandas as pd
