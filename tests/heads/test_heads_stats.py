@@ -59,3 +59,32 @@ def test_stratified_spearman():
     rho, p, used = stratified_spearman([1, 2, 3, 4, 5, 5], [1, 2, 3, 4, 1, 2], list("aaaabb"))
     assert used == 1 and rho == pytest.approx(1.0)
     assert math.isnan(stratified_spearman([1, 1], [1, 2], ["a", "a"])[0])
+
+
+def test_a_correlation_owed_to_the_layers_alone_is_not_significant_within_them():
+    """Planted: x and y both follow the layer (its index plus independent noise), nothing else.
+    Permuting within each model, the U shape across layers reads as ordering (p small);
+    permuting within each model × layer cell, the null holds the same layer effect (p large).
+    And a y that orders the heads inside each layer too passes both."""
+    rng = np.random.default_rng(0)
+    models, layers, heads = 4, 4, 4
+    layer = np.tile(np.repeat(np.arange(layers), heads), models)
+    model = np.repeat(np.arange(models), layers * heads)
+    x = 3 * layer + rng.standard_normal(layer.size)
+    y = 3 * layer + rng.standard_normal(layer.size)
+    cell = model * layers + layer
+    _, p_model, _ = stratified_spearman(x, y, model, permutations=2000)
+    _, p_cell, _ = stratified_spearman(x, y, model, permutations=2000, within=cell)
+    assert p_model < 0.01 and p_cell > 0.05
+    _, p_both, _ = stratified_spearman(x, x + 0.1 * y, model, permutations=2000, within=cell)
+    assert p_both < 0.01
+
+
+def test_cells_of_one_head_leave_nothing_to_permute():
+    """Every cell a single head: the only within-cell permutation is the identity, so every
+    null draw equals the observed statistic and p = 1."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(12), rng.standard_normal(12)
+    model = np.repeat([0, 1], 6)
+    rho, p, _ = stratified_spearman(x, y, model, permutations=50, within=np.arange(12))
+    assert p == 1.0 and np.isfinite(rho)

@@ -53,21 +53,29 @@ def wilcoxon_greater(d) -> tuple[float, float]:
 
 
 def stratified_spearman(
-    x, y, strata, permutations: int = 10000, seed: int = 0, min_size: int = 3
+    x, y, strata, permutations: int = 10000, seed: int = 0, min_size: int = 3, within=None
 ) -> tuple[float, float, int]:
     """(ρ̄, p, strata used): ρ̄ the mean of the within-stratum Spearman correlations of x and y
     weighted by stratum size (strata of fewer than ``min_size`` points, or where x or y is
     constant, left out), p the share of ``permutations`` within-stratum permutations of y whose
     ρ̄ is ≥ the observed (counting the observed: (1 + #≥) / (1 + permutations)). Spearman with
     average ranks for ties: the Pearson correlation of the ranks, which a permutation of y's
-    ranks leaves with the same means and spreads, so every permutation is one product."""
-    frame = pd.DataFrame({"x": np.asarray(x, float), "y": np.asarray(y, float), "s": strata})
-    groups = []
+    ranks leaves with the same means and spreads, so every permutation is one product.
+
+    ``within`` (cells, e.g. the layer of each head): the null permutes y only inside each cell
+    of a stratum, the statistic unchanged; a correlation that x and y owe to the cells alone
+    (both following the layer) then has a null as large as itself. None: within the strata."""
+    cells = np.zeros(len(np.asarray(x))) if within is None else pd.factorize(np.asarray(within))[0]
+    frame = pd.DataFrame(
+        {"x": np.asarray(x, float), "y": np.asarray(y, float), "s": strata, "c": cells}
+    )
+    groups, parts = [], []
     for _, g in frame.groupby("s", sort=True):
         if len(g) >= min_size and g["x"].nunique() > 1 and g["y"].nunique() > 1:
             rx, ry = (g[c].rank().to_numpy() for c in ("x", "y"))
             rx, ry = rx - rx.mean(), ry - ry.mean()
             groups.append((rx / np.linalg.norm(rx), ry / np.linalg.norm(ry)))
+            parts.append(pd.factorize(g["c"].to_numpy())[0])
     if not groups:
         return math.nan, math.nan, 0
     sizes = np.array([len(gx) for gx, _ in groups], dtype=np.float64)
@@ -75,8 +83,15 @@ def stratified_spearman(
     observed = float(sum(w * gx @ gy for w, (gx, gy) in zip(weights, groups, strict=True)))
     rng = np.random.default_rng([seed, 9])
     null = np.zeros(permutations)
-    for w, (gx, gy) in zip(weights, groups, strict=True):
-        null += w * (rng.permuted(np.tile(gy, (permutations, 1)), axis=1) @ gx)
+    for w, (gx, gy), part in zip(weights, groups, parts, strict=True):
+        tiled = np.tile(gy, (permutations, 1))
+        if within is None:
+            tiled = rng.permuted(tiled, axis=1)
+        else:
+            for c in range(part.max() + 1):
+                at = np.flatnonzero(part == c)
+                tiled[:, at] = rng.permuted(tiled[:, at], axis=1)
+        null += w * (tiled @ gx)
     hits = int(np.sum(null >= observed - 1e-12))
     return observed, (1 + hits) / (1 + permutations), len(groups)
 
