@@ -4,7 +4,8 @@
 # results/<run_name>/<model>/capture/ (layer_<l>.npz, windows.npz, manifest.json). It measures
 # nothing. The config is checked at parse time only when its target may run
 # (src/entropic_bound/config/pretrained_heads.py). The jobs need the `pretrained` extra
-# (tokenizers, gguf), outside the lock: they run in the invoking environment, not a conda one.
+# (tokenizers, gguf), outside the lock: envs/pretrained.yaml pins it at its tested versions
+# (with --use-conda); otherwise they run in the invoking environment.
 import re
 
 from entropic_bound.config.pretrained_heads import (  # noqa: E402
@@ -35,6 +36,8 @@ rule pretrained_capture:
     log:
         f"{PRETRAINED_DIR}/logs/pretrained_capture.log",
     localrule: True
+    conda:
+        "../../envs/compute.yaml"
     shell:
         "ls -l {input} | tee {log}"
 
@@ -51,6 +54,8 @@ rule pretrained_heads:
     benchmark:
         f"{PRETRAINED_DIR}/{{pmodel}}/benchmarks/pretrained_heads.tsv"
     threads: PRETRAINED["threads"]
+    conda:
+        "../../envs/pretrained.yaml"
     resources:
         mem_mb=by_attempt(4000),
         runtime=runtime_by_attempt(30),
