@@ -53,9 +53,9 @@ rule pretrained_heads:
         f"{PRETRAINED_DIR}/{{pmodel}}/logs/pretrained_heads.log",
     benchmark:
         f"{PRETRAINED_DIR}/{{pmodel}}/benchmarks/pretrained_heads.tsv"
-    threads: PRETRAINED["threads"]
     conda:
         "../../envs/pretrained.yaml"
+    threads: PRETRAINED["threads"]
     resources:
         mem_mb=by_attempt(4000),
         runtime=runtime_by_attempt(30),
