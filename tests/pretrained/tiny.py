@@ -8,6 +8,10 @@ from pathlib import Path
 
 import torch
 
+from entropic_bound.pretrained.bert import BERT_LAYER
+from entropic_bound.pretrained.gguf_file import GGUF_BLOCK
+from entropic_bound.pretrained.mpnet import MPNetEncoder
+
 #: torch dtype -> the format's name
 NAMES = {
     torch.float64: "F64",
@@ -75,28 +79,9 @@ MPNET = {
     "layer_norm_eps": 1e-5,
     "hidden_act": "gelu",
 }
-LAYER_NAMES = {
-    "bert": {
-        "q": "attention.self.query",
-        "k": "attention.self.key",
-        "v": "attention.self.value",
-        "o": "attention.output.dense",
-        "ln1": "attention.output.LayerNorm",
-        "ff1": "intermediate.dense",
-        "ff2": "output.dense",
-        "ln2": "output.LayerNorm",
-    },
-    "mpnet": {
-        "q": "attention.attn.q",
-        "k": "attention.attn.k",
-        "v": "attention.attn.v",
-        "o": "attention.attn.o",
-        "ln1": "attention.LayerNorm",
-        "ff1": "intermediate.dense",
-        "ff2": "output.dense",
-        "ln2": "output.LayerNorm",
-    },
-}
+# the checkpoint names the library reads (a wrong name there fails the reference tests against
+# transformers, which write their own checkpoints)
+LAYER_NAMES = {"bert": BERT_LAYER, "mpnet": MPNetEncoder.LAYER}
 
 
 def encoder_tensors(cfg: dict, seed: int = 0) -> dict[str, torch.Tensor]:
@@ -182,17 +167,7 @@ def interleave(w: torch.Tensor, heads: int) -> torch.Tensor:
     return w.reshape(heads, 2, rows // heads // 2, -1).transpose(1, 2).reshape(w.shape)
 
 
-GGUF_ROLES = {
-    "attn_norm": "attn_norm",
-    "q": "attn_q",
-    "k": "attn_k",
-    "v": "attn_v",
-    "o": "attn_output",
-    "ffn_norm": "ffn_norm",
-    "gate": "ffn_gate",
-    "up": "ffn_up",
-    "down": "ffn_down",
-}
+GGUF_ROLES = GGUF_BLOCK
 
 
 def write_gguf(path: Path, cfg: dict, tensors, arch="llama", meta=None, extra=None, tokens=None):
