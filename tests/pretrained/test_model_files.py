@@ -11,6 +11,7 @@ from tiny import BERT, MPNET, encoder_tensors, write_model
 
 from entropic_bound.cli.main import error_line
 from entropic_bound.pretrained import PretrainedError, encoder_config, find_model, load_model
+from entropic_bound.pretrained.config import SIZES
 
 
 def one_line(exc: PretrainedError) -> str:
@@ -40,15 +41,7 @@ def test_defaults_are_the_reference_implementations(tmp_path):
 
 @pytest.mark.parametrize(
     "field",
-    [
-        "hidden_size",
-        "num_attention_heads",
-        "num_hidden_layers",
-        "intermediate_size",
-        "vocab_size",
-        "max_position_embeddings",
-        "model_type",
-    ],
+    [*SIZES, "model_type"],
 )
 def test_a_missing_field_is_named(tmp_path, field):
     cfg = {k: v for k, v in BERT.items() if k != field}
