@@ -238,12 +238,13 @@ def targets() -> list[str]:
 
 def builds_the_run() -> bool:
     """Whether this invocation builds RUN (the config's own run): False when every target is
-    another study's, the scale study's (`snakemake scale`, common/scale.smk) or the heads runs'
-    (`snakemake heads`, `snakemake heads_study`); onerror and onsuccess then leave RUN alone.
+    another study's, the scale study's (`snakemake scale`, common/scale.smk), the heads runs'
+    (`snakemake heads`, `snakemake heads_study`) or the pretrained captures'
+    (`snakemake pretrained_capture`); onerror and onsuccess then leave RUN alone.
     """
     # the heads study (heads.smk) is another run of its own: RUN is not built either
-    others = (*HEADS_RULES, *STUDY_RULES)
-    prefixes = (f"{HEADS_DIR}/", f"{STUDY_DIR}/")
+    others = (*HEADS_RULES, *STUDY_RULES, *PRETRAINED_RULES)
+    prefixes = (f"{HEADS_DIR}/", f"{STUDY_DIR}/", f"{PRETRAINED_DIR}/")
     return not targets() or not all(
         t in others or t.startswith(prefixes) or is_scale_target(t) for t in targets()
     )

@@ -10,6 +10,7 @@ import re
 
 from entropic_bound.config.pretrained_heads import (  # noqa: E402
     PRETRAINED_CONFIG_KEY,
+    PRETRAINED_RULES,
     load_pretrained_heads,
     pretrained_asked,
 )
