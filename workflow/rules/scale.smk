@@ -13,7 +13,13 @@
 #: the rules a scale's module leaves out: they write no run (the studies', the shipped
 #: reference's, the pretrained models' captures), so each of them would be a second rule for one
 #: file
-NOT_RUN_RULES = (*SCALE_RULES, *HEADS_RULES, *STUDY_RULES, *REFERENCE_RULES, *PRETRAINED_RULES)
+NOT_RUN_RULES = (
+    *SCALE_RULES,
+    *HEADS_RULES,
+    *STUDY_RULES,
+    *REFERENCE_RULES,
+    *PRETRAINED_RULES,
+)
 
 for _d, _scale in sorted(SCALES.items()):
     if _scale["own"]:
