@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from entropic_bound.core.causal import rows_needed
-from entropic_bound.predict.datascale import NULL_RCOND, varying_directions
+from entropic_bound.predict.datascale import NULL_RCOND, whitening
 
 #: the fit stops when the residual energy is below this share of the target energy (exact data),
 #: or when FIT_CHUNK iterations lower it by less than FIT_STALL of itself (the noise level) ...
@@ -168,13 +168,6 @@ def fit_causal(
         left @ Aw @ right.T,
         (d - kl, d - kr),
     )
-
-
-def whitening(G: torch.Tensor, rcond: float = NULL_RCOND) -> torch.Tensor:
-    """T: [d, k] with Tᵀ G T = I on the directions the tokens vary in (base.varying_directions):
-    the others (a LayerNorm's 1/γ, a constant feature) are dropped, the data say nothing there."""
-    evals, evecs = varying_directions(G, rcond)
-    return evecs / evals.sqrt()
 
 
 def _ridged(M: torch.Tensor) -> torch.Tensor:

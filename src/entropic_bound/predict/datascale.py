@@ -29,6 +29,13 @@ def varying_directions(G: torch.Tensor, rcond: float = NULL_RCOND):
     return evals[keep], evecs[:, keep]
 
 
+def whitening(G: torch.Tensor, rcond: float = NULL_RCOND) -> torch.Tensor:
+    """T: [d, k] with Tᵀ G T = I on the directions the tokens vary in (:func:`varying_directions`):
+    the others (a LayerNorm's 1/γ, a constant feature) are dropped, the data say nothing there."""
+    evals, evecs = varying_directions(G, rcond)
+    return evecs / evals.sqrt()
+
+
 def data_scale_basis(gram: np.ndarray, tokens: int) -> np.ndarray | None:
     """T = U Λ^{-½} [d, k] from the centred tokens' Σ x̃ x̃ᵀ over ``tokens`` tokens: the
     directions they vary in (:func:`varying_directions` of their covariance C), whitened, so
@@ -36,8 +43,8 @@ def data_scale_basis(gram: np.ndarray, tokens: int) -> np.ndarray | None:
     scale); None when nothing varies or the sums are not finite."""
     if tokens <= 0 or not np.isfinite(gram).all():
         return None
-    evals, evecs = varying_directions(torch.from_numpy(gram / tokens))
-    return (evecs / evals.sqrt()).numpy() if len(evals) else None
+    T = whitening(torch.from_numpy(gram / tokens))
+    return T.numpy() if T.shape[1] else None
 
 
 def centred_gram(X: np.ndarray) -> np.ndarray:
