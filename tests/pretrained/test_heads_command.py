@@ -89,14 +89,14 @@ def test_an_encoders_capture_holds_its_forward_and_maps(tmp_path, capsys):
     fwd = model.forward(ids, capture="all", batch=8, hidden=False)
     for layer in (0, 1):
         z = members(out / f"layer_{layer}.npz")
-        assert list(z) == ["X", "Y", "w_q", "w_k", "b_q", "b_k", "scale"]
+        assert list(z) == ["X", "Y", "w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "scale"]
         assert z["X"].shape == (20, 6, 8) and z["Y"].shape == (20, 2, 6, 4)
         assert z["X"].dtype == z["Y"].dtype == np.float32
         assert np.array_equal(z["X"], fwd.layers[layer].x.numpy())
         assert np.array_equal(z["Y"], fwd.layers[layer].y.numpy())
         for h in range(2):
             hw = model.head_weights(layer, h)
-            for name in ("w_q", "w_k", "b_q", "b_k"):
+            for name in ("w_q", "w_k", "w_v", "b_q", "b_k", "b_v"):
                 assert np.array_equal(z[name][h], getattr(hw, name).numpy())
         assert z["scale"] == 0.5
     assert m["model"]["family"] == "bert" and m["model"]["causal"] is False
@@ -181,12 +181,13 @@ def test_mpnet_and_a_decoder_carry_their_position_terms(tmp_path, capsys):
     path = tiny_decoder(tmp_path)
     m = capture(capsys, path, [ab_text(tmp_path)], tmp_path / "ll", "--window", 12, "--windows", 10)
     z = members(tmp_path / "ll" / "layer_0.npz")
-    assert list(z) == ["X", "Y", "w_q", "w_k", "scale", "mask", "rope_cos", "rope_sin"]
+    assert list(z) == ["X", "Y", "w_q", "w_k", "w_v", "scale", "mask", "rope_cos", "rope_sin"]
     assert z["X"].shape == (10, 12, 16) and z["Y"].shape == (10, 4, 12, 4)
     assert np.array_equal(z["mask"], np.tril(np.ones((12, 12), np.uint8)))
     model = load_model(path)
     assert np.array_equal(z["rope_cos"], model.rope(12)[0].numpy())
     assert np.array_equal(z["w_k"][3], model.head_weights(0, 3).w_k.numpy())  # key/value head 1
+    assert np.array_equal(z["w_v"][3], model.head_weights(0, 2).w_v.numpy())  # the same head
     assert m["model"]["causal"] is True and m["model"]["kv_heads"] == 2
     assert m["model"]["sha256"] == {"m.gguf": sha(path)}
 

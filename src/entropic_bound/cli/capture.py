@@ -27,7 +27,7 @@ def add_heads_parser(sub) -> None:
         help="capture a pretrained model's heads on text: X, Y and each head's query/key maps",
         description="Tokenise text with the model's own tokenizer, cut windows of N tokens, run "
         "the forward pass and write, per layer, layer_<l>.npz (X [K, n, d_model], Y [K, H, n, "
-        "d_head], each head's w_q, w_k and biases, a causal model's mask, MPNet's position bias, "
+        "d_head], each head's w_q, w_k, w_v and biases, a causal model's mask, MPNet's position bias, "
         "a decoder's rotation), windows.npz (the token ids) and manifest.json (SHA-256 of every "
         "file read and written, the window rule, the versions). The folder appears complete "
         "or not at all.",

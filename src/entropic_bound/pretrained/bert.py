@@ -119,15 +119,15 @@ class Encoder:
         }
 
     def head_weights(self, layer: int, head: int) -> HeadWeights:
-        """Head ``head`` of layer ``layer``: its rows of the query and key maps."""
+        """Head ``head`` of layer ``layer``: its rows of the query, key and value maps."""
         if not (0 <= layer < self.cfg.layers and 0 <= head < self.cfg.heads):
             raise PretrainedError(
                 f"head {layer}.{head} does not exist",
                 f"layers 0 … {self.cfg.layers - 1}, heads 0 … {self.cfg.heads - 1}",
             )
         rows = slice(head * self.cfg.d_head, (head + 1) * self.cfg.d_head)
-        (wq, bq), (wk, bk) = self.blocks[layer]["q"], self.blocks[layer]["k"]
-        return HeadWeights(wq[rows], wk[rows], bq[rows], bk[rows], self.scale)
+        (wq, bq), (wk, bk), (wv, bv) = (self.blocks[layer][m] for m in "qkv")
+        return HeadWeights(wq[rows], wk[rows], bq[rows], bk[rows], self.scale, wv[rows], bv[rows])
 
     # --- the forward pass ---
 

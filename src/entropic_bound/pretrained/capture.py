@@ -20,14 +20,18 @@ from entropic_bound.pretrained.errors import PretrainedError
 
 @dataclass(frozen=True)
 class HeadWeights:
-    """One head's query and key maps: ``w_q``, ``w_k`` [d_head, d_model] (rows of the layer's
-    weight, as ``x @ w_q.T + b_q``), biases [d_head] or None, and the logits' ``scale``."""
+    """One head's query, key and value maps: ``w_q``, ``w_k``, ``w_v`` [d_head, d_model] (rows
+    of the layer's weight, as ``x @ w_q.T + b_q``; a decoder's key and value rows are its
+    key/value head's), biases [d_head] or None, and the logits' ``scale``. The value map lets a
+    measurement recompute the head's output Y under an edited query-key kernel."""
 
     w_q: torch.Tensor
     w_k: torch.Tensor
     b_q: torch.Tensor | None
     b_k: torch.Tensor | None
     scale: float
+    w_v: torch.Tensor | None = None
+    b_v: torch.Tensor | None = None
 
 
 @dataclass

@@ -107,8 +107,8 @@ class LlamaDecoder:
         return angles.cos(), angles.sin()
 
     def head_weights(self, layer: int, head: int) -> HeadWeights:
-        """Head ``head`` of layer ``layer``: its query rows and its key/value head's key rows
-        (before the rotation by position, which :meth:`rope` gives)."""
+        """Head ``head`` of layer ``layer``: its query rows and its key/value head's key and
+        value rows (before the rotation by position, which :meth:`rope` gives)."""
         c = self.cfg
         if not (0 <= layer < c.layers and 0 <= head < c.heads):
             raise PretrainedError(
@@ -119,7 +119,9 @@ class LlamaDecoder:
         kv = head // c.group
         k_rows = slice(kv * c.d_head, (kv + 1) * c.d_head)
         w = self.blocks[layer]
-        return HeadWeights(w["q"][q_rows], w["k"][k_rows], None, None, self.scale)
+        return HeadWeights(
+            w["q"][q_rows], w["k"][k_rows], None, None, self.scale, w["v"][k_rows], None
+        )
 
     def _layer(self, w, r, mask_add, cos, sin):
         """One block on the residual r: (its output, the heads' input x, their outputs Y)."""

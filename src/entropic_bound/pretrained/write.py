@@ -4,9 +4,9 @@ Per captured layer l, ``layer_<l>.npz`` (uncompressed, so that it is read in pla
 
 * ``X`` [K, n, d_model] and ``Y`` [K, H, n, d_head], float32 (:mod:`.capture`): the layout
   ``entropic-bound predict`` reads, one row per head;
-* ``w_q``, ``w_k`` [H, d_head, d_model]: each head's query rows and its key rows (a decoder's
-  key/value head's, shared within its group), and ``b_q``, ``b_k`` [H, d_head] where the family
-  has biases; ``scale`` (0-d float64): the logits' factor;
+* ``w_q``, ``w_k``, ``w_v`` [H, d_head, d_model]: each head's query rows and its key and value
+  rows (a decoder's key/value head's, shared within its group), and ``b_q``, ``b_k``, ``b_v``
+  [H, d_head] where the family has biases; ``scale`` (0-d float64): the logits' factor;
 * ``mask`` [n, n] (uint8, the lower triangle) for a causal model, which predict reads as
   ``--causal``; ``position_bias`` [H, n, n] for MPNet (added to every layer's logits);
   ``rope_cos``, ``rope_sin`` [n, d_head] for a Llama-style decoder (the rotation by position).
@@ -38,7 +38,7 @@ import torch
 from entropic_bound.pretrained.errors import PretrainedError
 
 #: the manifest's ``format``: what the folder's layout is
-FORMAT = "entropic-bound heads capture 1"
+FORMAT = "entropic-bound heads capture 2"
 #: every zip member's date (the zip format's earliest)
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -79,16 +79,13 @@ def shared_members(model, n: int) -> list[tuple[str, np.ndarray]]:
 
 
 def head_members(model, layer: int) -> list[tuple[str, np.ndarray]]:
-    """Layer ``layer``'s per-head query and key maps (and biases), and the logits' scale."""
+    """Layer ``layer``'s per-head query, key and value maps (and biases), and the logits'
+    scale."""
     hw = [model.head_weights(layer, h) for h in range(model.cfg.heads)]
-    out = [
-        ("w_q", _as_numpy(torch.stack([w.w_q for w in hw]))),
-        ("w_k", _as_numpy(torch.stack([w.w_k for w in hw]))),
-    ]
+    out = [(f"w_{m}", _as_numpy(torch.stack([getattr(w, f"w_{m}") for w in hw]))) for m in "qkv"]
     if hw[0].b_q is not None:
         out += [
-            ("b_q", _as_numpy(torch.stack([w.b_q for w in hw]))),
-            ("b_k", _as_numpy(torch.stack([w.b_k for w in hw]))),
+            (f"b_{m}", _as_numpy(torch.stack([getattr(w, f"b_{m}") for w in hw]))) for m in "qkv"
         ]
     return out + [("scale", np.array(hw[0].scale, dtype=np.float64))]
 
