@@ -1,8 +1,10 @@
 # Pretrained heads (config/pretrained_heads.yaml; src/entropic_bound/pretrained/), not part of
 # reproduce-all. `snakemake pretrained_capture` captures every model of the config on its
 # corpus: one `entropic-bound heads` per model (docs/cli.md), each writing
-# results/<run_name>/<model>/capture/ (layer_<l>.npz, windows.npz, manifest.json). It measures
-# nothing. The config is checked at parse time only when its target may run
+# results/<run_name>/<model>/capture/ (layer_<l>.npz, windows.npz, manifest.json).
+# `snakemake pretrained_study` then measures every head of each capture (pretrained_measure:
+# knees, estimators, predict) and evaluates registration H3 on them (pretrained_study:
+# verdicts, per-model tables, the figure, report.md; docs/method.md §9e). The config is checked at parse time only when its target may run
 # (src/entropic_bound/config/pretrained_heads.py). The jobs need the `pretrained` extra
 # (tokenizers, gguf), outside the lock: envs/pretrained.yaml pins it at its tested versions
 # (with --use-conda); otherwise they run in the invoking environment.
@@ -41,6 +43,68 @@ rule pretrained_capture:
         "../../envs/compute.yaml"
     shell:
         "ls -l {input} | tee {log}"
+
+
+rule pretrained_study:
+    """Registration H3's verdicts on every measured model, the tables, the figure, the report."""
+    input:
+        heads=expand(
+            f"{PRETRAINED_DIR}/{{pmodel}}/heads.csv", pmodel=PRETRAINED["models"]
+        ),
+        registration=lambda w: in_clone(PRETRAINED.get("registration", "")),
+        code=package_code(
+            "pretrained/h3", "pretrained/study", "pretrained/figure", "heads/stats"
+        ),
+    output:
+        heads=f"{PRETRAINED_DIR}/heads.csv",
+        verdicts=f"{PRETRAINED_DIR}/verdicts.csv",
+        knees=f"{PRETRAINED_DIR}/knees.csv",
+        compression=f"{PRETRAINED_DIR}/compression.csv",
+        words=f"{PRETRAINED_DIR}/words.csv",
+        figure=f"{PRETRAINED_DIR}/pretrained_knees.png",
+        report=f"{PRETRAINED_DIR}/report.md",
+        sums=f"{PRETRAINED_DIR}/SHA256SUMS",
+    log:
+        f"{PRETRAINED_DIR}/logs/pretrained_study.log",
+    conda:
+        "../../envs/compute.yaml"
+    params:
+        cfg=lambda w: {k: v for k, v in PRETRAINED.items() if k != "models"},
+        models=PRETRAINED["models"],
+        model_names=list(PRETRAINED["models"]),
+    script:
+        "../scripts/pretrained_study.py"
+
+
+rule pretrained_measure:
+    """Every head of one model's capture: knees under both truncations, estimators, predict."""
+    input:
+        capture=f"{PRETRAINED_DIR}/{{pmodel}}/capture",
+        code=package_code(
+            "pretrained/knee",
+            "pretrained/measure",
+            "predict",
+            "core/estimators",
+        ),
+    output:
+        heads=f"{PRETRAINED_DIR}/{{pmodel}}/heads.csv",
+        curves=f"{PRETRAINED_DIR}/{{pmodel}}/curves.csv",
+        stamp=f"{PRETRAINED_DIR}/{{pmodel}}/provenance.json",
+    log:
+        f"{PRETRAINED_DIR}/{{pmodel}}/logs/pretrained_measure.log",
+    benchmark:
+        f"{PRETRAINED_DIR}/{{pmodel}}/benchmarks/pretrained_measure.tsv"
+    conda:
+        "../../envs/compute.yaml"
+    threads: PRETRAINED["threads"]
+    resources:
+        mem_mb=by_attempt(4000),
+        runtime=runtime_by_attempt(90),
+    params:
+        cfg=lambda w: {k: v for k, v in PRETRAINED.items() if k != "models"},
+        tolerance=0.01,
+    script:
+        "../scripts/pretrained_measure.py"
 
 
 rule pretrained_heads:

@@ -4,6 +4,7 @@ Its one-line errors and its summary go to the rule's log."""
 
 import contextlib
 import sys
+from pathlib import Path
 
 import eb_entry  # noqa: F401  first: the rule's log, then this clone's library
 
@@ -17,9 +18,10 @@ def main(sm):
 
     torch.set_num_threads(max(1, int(sm.threads)))
     cfg, model = sm.params.cfg, sm.params.model
+    weights = Path(sm.input.model)  # a GGUF file is the model; a safetensors file's folder is
     argv = [
         "heads",
-        sm.input.model,
+        str(weights if weights.suffix == ".gguf" else weights.parent),
         "--corpus",
         cfg["corpus"],
         "--text-sha256",

@@ -16,8 +16,13 @@ from entropic_bound.config.load import ConfigError, read_config, validate
 PRETRAINED_CONFIG_KEY = "pretrained_heads_config"
 #: the environment variable of the models' folder when the config's models_dir is ""
 MODELS_DIR_VARIABLE = "ENTROPIC_BOUND_PRETRAINED_DIR"
-#: the rules of the capture (workflow/rules/pretrained.smk)
-PRETRAINED_RULES = ("pretrained_capture", "pretrained_heads")
+#: the rules of the capture and the study (workflow/rules/pretrained.smk)
+PRETRAINED_RULES = (
+    "pretrained_capture",
+    "pretrained_heads",
+    "pretrained_measure",
+    "pretrained_study",
+)
 _UNDER_RESULTS = re.compile(r"(^|/)results/pretrained_heads[^/]*(/|$)")
 
 

@@ -1,0 +1,55 @@
+"""The pretrained heads' figure (rule ``pretrained_study``): per model, every head's knee by
+layer under both truncations, with the per-layer median of each estimator beside them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: the estimators drawn beside the knees: column -> label
+ESTIMATORS = {
+    "kernel_0.99": "W_Qᵀ W_K r_E(0.99)",
+    "field_0.9": "logit field r_E(0.9)",
+    "pattn_0.9": "P_attn r_E(0.9)",
+    "predict_rank": "predict",
+}
+_RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
+
+
+def figure_pretrained(heads: pd.DataFrame):
+    """One panel per model: x the layer (heads spread within it), y the rank; filled dots the
+    plain knee, open circles the inputs' metric knee, lines the estimators' layer medians."""
+    import matplotlib as mpl
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    models = list(dict.fromkeys(heads["model"]))
+    colors = dict(zip(ESTIMATORS, sns.color_palette("colorblind", len(ESTIMATORS)), strict=True))
+    with mpl.rc_context(_RC):
+        fig = Figure(figsize=(3.4 * len(models), 3.0), layout="constrained")
+        axes = fig.subplots(1, len(models), squeeze=False)[0]
+        for ax, model in zip(axes, models, strict=True):
+            g = heads[heads["model"] == model]
+            width = g["head"].max() + 1
+            x = g["layer"] + (g["head"] + 0.5) / width * 0.8 - 0.4
+            ax.scatter(x, g["knee_plain"], s=6, color="k", label="knee (plain)")
+            ax.scatter(
+                x,
+                g["knee_inputs_metric"],
+                s=14,
+                facecolors="none",
+                edgecolors="tab:red",
+                linewidths=0.6,
+                label="knee (inputs' metric)",
+            )
+            for col, label in ESTIMATORS.items():
+                med = g.groupby("layer")[col].median()
+                if np.isfinite(med).any():
+                    ax.plot(med.index, med.to_numpy(), color=colors[col], lw=1, label=label)
+            d_head = int(g["d_head"].iloc[0])
+            ax.set_ylim(-1, d_head + 1)
+            ax.set_title(f"{model} (d_head {d_head}, {len(g)} heads)")
+            ax.set_xlabel("layer")
+        axes[0].set_ylabel("QK rank")
+        axes[-1].legend(fontsize=6, loc="upper right")
+    return fig
