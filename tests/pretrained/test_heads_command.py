@@ -388,3 +388,20 @@ def test_a_published_models_capture_has_its_layout(tmp_path, capsys, name, membe
     assert set(last) == {"X", "Y", "w_q", "w_k", "scale"} | members
     assert last["X"]["shape"] == [2, n, d] and last["Y"]["shape"] == [2, heads, n, dh]
     assert last["w_q"]["shape"] == last["w_k"]["shape"] == [heads, dh, d]
+
+
+def test_measure_adds_every_heads_knees_and_the_compression_line(tmp_path, capsys):
+    import pandas as pd
+
+    folder, text = encoder(tmp_path), texts(tmp_path)
+    out = tmp_path / "out"
+    argv = ("heads", folder, "--text", *text, "--window", 6, "--windows", 8, "--out", out)
+    rc, printed, err = run(capsys, *argv, "--measure")
+    assert rc == 0, err
+    heads = pd.read_csv(out / "heads.csv")
+    assert heads[["layer", "head"]].values.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert (heads["y_recompute_rel"] < 1e-5).all()
+    assert heads["knee_plain"].between(0, 4).all() and heads["model"].eq("m").all()
+    curves = pd.read_csv(out / "curves.csv")
+    assert len(curves) == 4 * 2 * 5  # heads × truncations × ranks 0 … 4
+    assert "query-key parameters" in printed and "heads.csv" in printed

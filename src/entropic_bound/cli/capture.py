@@ -68,6 +68,13 @@ def add_heads_parser(sub) -> None:
         help="refuse the text unless the joined text (UTF-8) has this SHA-256",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="then measure every head: its knee under both truncations (plain and in the "
+        "inputs' metric), the spectra's estimators and predict's answer, written to "
+        "heads.csv and curves.csv in --out (docs/method.md §9e); seconds per head",
+    )
     p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p.add_argument("--traceback", action="store_true", help=argparse.SUPPRESS)
 
@@ -218,6 +225,40 @@ def run_heads(args) -> dict:
         "software": software(),
     }
     return write_capture(model, every[chosen], chosen, args.out, layers, args.batch, manifest)
+
+
+def measure_heads(out, name: str, log=None):
+    """``--measure``: every head of the capture in ``out`` measured (:mod:`.pretrained.measure`),
+    heads.csv and curves.csv written beside it; the heads table."""
+    from pathlib import Path
+
+    from entropic_bound.core.io import write_table
+    from entropic_bound.pretrained.measure import measure_capture
+
+    heads, curves = measure_capture(out, name, log=log or (lambda line: None))
+    write_table(heads, Path(out) / "heads.csv")
+    write_table(curves, Path(out) / "curves.csv")
+    return heads
+
+
+def format_knees(heads) -> str:
+    """Per layer, the knees' median and range under both truncations; the QK parameters the
+    plain knees would remove."""
+    from entropic_bound.pretrained.study import qk_removed
+
+    lines = ["knees   layer: plain median [min, max] | inputs' metric median [min, max]"]
+    for layer, g in heads.groupby("layer"):
+        parts = [
+            f"{g[k].median():g} [{g[k].min():g}, {g[k].max():g}]"
+            for k in ("knee_plain", "knee_inputs_metric")
+        ]
+        lines.append(f"        {layer}: {parts[0]} | {parts[1]}")
+    c = qk_removed(heads).iloc[0]
+    lines.append(
+        f"        the plain knees would remove {c['removed']:,} of {c['qk_params']:,} query-key "
+        f"parameters ({c['removed_share']:.0%}) at 1 % of each head's ablation error"
+    )
+    return "\n".join(lines)
 
 
 def format_capture(m: dict, out: str) -> str:

@@ -224,10 +224,22 @@ def _run(args) -> tuple[str, int]:
     if args.command == "verify":
         return verify(args)
     if args.command == "heads":
-        from entropic_bound.cli.capture import format_capture, run_heads
+        from pathlib import Path
+
+        from entropic_bound.cli.capture import (
+            format_capture,
+            format_knees,
+            measure_heads,
+            run_heads,
+        )
 
         res = run_heads(args)
-        return (json.dumps(res, indent=2) if args.json else format_capture(res, args.out)), 0
+        text = json.dumps(res, indent=2) if args.json else format_capture(res, args.out)
+        if args.measure:
+            heads = measure_heads(args.out, Path(args.model).name)
+            if not args.json:
+                text += "\n" + format_knees(heads) + f"\nwrote   {args.out}/heads.csv, curves.csv"
+        return text, 0
     if args.command == "predict":
         from entropic_bound.cli.command import predict
 
