@@ -137,3 +137,19 @@ def test_knee_of_reads_the_least_rank_under_the_tolerance():
     assert knee_of([0, 1, 2, 3], [1.0, 0.02, 0.01, 0.0], 0.01) == 2.0
     assert np.isnan(knee_of([0, 2, 4], [1.0, 0.5, 0.2], 0.01))
     assert np.isnan(relative_error(np.zeros((3, 4)))).all()
+
+
+def test_a_head_predict_declines_is_recorded_as_refused(monkeypatch):
+    import entropic_bound.predict as predict_pkg
+    from entropic_bound.pretrained.measure import REFUSED, predicted
+
+    def decline(*args, **kwargs):
+        raise RuntimeError("singular token matrix (sequence 0 of the batch)")
+
+    monkeypatch.setattr(predict_pkg, "recommend_rank", decline)
+    row = predicted(planted())
+    assert row["predict_word"] == REFUSED and np.isnan(row["predict_rank"])
+    assert (
+        row["predict_note"].startswith("entropic-bound: error")
+        and "singular" in row["predict_note"]
+    )

@@ -22,7 +22,7 @@ def main(sm):
     tables = dict(zip(sm.params.model_names, map(Path, sm.input.heads), strict=True))
     heads = study.pooled(tables, names)
     study.check_tolerance(heads, reg)
-    verdicts = h3.evaluate(heads, reg)
+    verdicts = h3.evaluate(heads[heads["registered"]], reg)
     keep = h3.eligible(heads, reg)
     heads["eligible"] = keep
     out = {

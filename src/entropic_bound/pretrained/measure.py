@@ -13,8 +13,9 @@ estimators, each an r_E of a spectrum:
 * ``pattn_0.9``, ``pattn_floor``: ``predict``'s P_attn on the head's (X, Y), data only: r_E(0.9)
   and the floor-aware rank of the spectrum it reports;
 * ``predict_rank``, ``predict_word``: ``entropic-bound predict``'s recommendation and confidence
-  on (X, Y), ``--causal`` for a causal model, defaults otherwise; a refusal is recorded as
-  ``refused`` with its one-line reason, not an answer.
+  on (X, Y), ``--causal`` for a causal model, defaults otherwise; a refusal (whatever the
+  command would answer with one line on stderr and exit 2: too little memory, tokens it cannot
+  invert) is recorded as ``refused`` with that line, not an answer.
 """
 
 from __future__ import annotations
@@ -118,16 +119,16 @@ def field_rank(head: Head, tau: float = 0.9) -> float:
 
 def predicted(head: Head) -> dict:
     """``predict``'s recommendation on the head's (X, Y) (module docstring)."""
+    from entropic_bound.cli.main import error_line
     from entropic_bound.predict import recommend_rank
-    from entropic_bound.predict.sources import InputError
 
     start = time.process_time()
     row = {"pattn_0.9": np.nan, "pattn_floor": np.nan, "predict_rank": np.nan}
     try:
         rec = recommend_rank(head.X.double().numpy(), head.Y.double().numpy(), causal=head.causal)
-    except InputError as exc:
+    except Exception as exc:  # noqa: BLE001 - what the command answers with one line and exit 2
         row |= {"predict_word": REFUSED, "predict_predictor": "", "predict_estimator": ""}
-        row |= {"predict_note": str(exc).splitlines()[0]}
+        row |= {"predict_note": error_line(exc)}
     else:
         est = rec.report.get("predictors", {}).get("P_attn", {}).get("estimates") or {}
         row |= {

@@ -37,15 +37,16 @@ def registered_names(models: dict, reg: dict) -> dict[str, str]:
 
 
 def pooled(tables: dict[str, Path], names: dict[str, str]) -> pd.DataFrame:
-    """Every model's head table, ``model`` the registration's name, ``config_model`` the
-    config's; models the registration does not name are dropped."""
+    """Every model's head table: ``model`` the registration's name of it (the config's where
+    the registration does not name it), ``config_model`` the config's, ``registered`` whether
+    the registration names it (the others are measured, exploratory, and carry no verdict)."""
     parts = []
     for config_name, path in tables.items():
-        if config_name in names:
-            t = pd.read_csv(path)
-            t.insert(0, "config_model", config_name)
-            t["model"] = names[config_name]
-            parts.append(t)
+        t = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        t.insert(0, "config_model", config_name)
+        t["model"] = names.get(config_name, config_name)
+        t["registered"] = config_name in names
+        parts.append(t)
     return pd.concat(parts, ignore_index=True)
 
 
