@@ -370,3 +370,16 @@ def test_a_fit_stopped_at_its_cap_says_so():
     Y = Y + 0.1 * rng.standard_normal(Y.shape)
     fit = fit_causal(X, Y, max_iter=1, starts=1)
     assert not fit.converged and fit.iterations <= 20
+
+
+def test_loss_knee_reads_a_rank_2_head_exactly_and_fits_one_head(capsys, tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((24, 12, 6))
+    Y = attention(X, 2.0 * kernel(6, 2, rng), np.eye(6)[:, :4], softmax=True)
+    np.savez(tmp_path / "h.npz", X=X, Y=Y)
+    lk = run_json(capsys, "predict", tmp_path / "h.npz", "--loss-knee")["loss_knee"]
+    assert lk["knee"] == 2 and lk["fraction"] == 0.01 and lk["full"] < 1e-6 * lk["ablated"]
+    np.savez(tmp_path / "hh.npz", X=X, Y=np.stack([Y, Y], axis=1))
+    assert "--head h" in error_of(capsys, "predict", tmp_path / "hh.npz", "--loss-knee")
+    assert main(["predict", str(tmp_path / "h.npz"), "--loss-knee"]) == 0
+    assert "Loss knee: 2:" in capsys.readouterr().out

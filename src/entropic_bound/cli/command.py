@@ -45,16 +45,50 @@ def predict(args) -> dict:
         from entropic_bound.cli.datafiles import InputError
 
         raise InputError("--plot draws one head's spectra", "pass --head h with --plot")
+    if heads is not None and args.loss_knee:
+        from entropic_bound.cli.datafiles import InputError
+
+        raise InputError("--loss-knee fits one head", "pass --head h with --loss-knee")
     if heads is None:
         report = _predict_one(X, Y, settings, source, meta, args)
     else:
         report = _predict_heads(X, Y, settings, source, meta, args, heads)
+    if args.loss_knee:
+        report["loss_knee"] = _loss_knee(X, Y, settings)
     if args.plot:
         from entropic_bound.cli.plot import save_spectrum_plot
 
         save_spectrum_plot(args.plot, report["predictors"], report["recommendation"])
         report["plot"] = args.plot
     return report
+
+
+def _loss_knee(X, Y, settings) -> dict:
+    """The loss knee (predict.lossknee) of the head the report read: its rank and every
+    held-out error it fitted."""
+    import time
+
+    import numpy as np
+
+    from entropic_bound.predict.lossknee import LOSS_KNEE_FRACTION, loss_knee
+
+    x, y = (
+        np.concatenate([np.asarray(b, dtype=np.float64) for _, b in src.rows(src.shape[0])])
+        for src in (X, Y)
+    )
+    if y.ndim == 4:
+        y = y[:, settings.head or 0]
+    start = time.process_time()
+    lk = loss_knee(x, y, causal=settings.causal)
+    return {
+        "knee": lk.knee,
+        "fraction": LOSS_KNEE_FRACTION,
+        "ablated": lk.ablated,
+        "full": lk.full,
+        "losses": {str(r): v for r, v in sorted(lk.losses.items())},
+        "fits": lk.fits,
+        "cpu_s": time.process_time() - start,
+    }
 
 
 def _sources(args):

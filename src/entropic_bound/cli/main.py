@@ -138,6 +138,13 @@ def _input_options(p) -> None:
     p.add_argument(
         "--plot", metavar="IMAGE", help="draw the spectra and the cut to this .png/.pdf/.svg/..."
     )
+    p.add_argument(
+        "--loss-knee",
+        action="store_true",
+        help="also fit softmax heads of rank 0 … d to X, Y and report the least rank whose "
+        "held-out error is within 1 %% of the full-rank fit's ablation gap (slower: seconds at "
+        "d = 8, minutes at d = 64; one head: --head h for a file of several)",
+    )
 
 
 def _model_options(p) -> None:

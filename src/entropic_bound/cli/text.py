@@ -47,9 +47,23 @@ def format_predict(res: dict) -> str:
     lines += _recommendation_lines(res["recommendation"])
     if res["notes"]:
         lines += ["", "Notes:"] + [_wrap("  - ", note) for note in res["notes"]]
+    if res.get("loss_knee"):
+        lines += ["", loss_knee_line(res["loss_knee"])]
     if res.get("plot"):
         lines += ["", f"spectrum plot written to {res['plot']}"]
     return "\n".join(lines)
+
+
+def loss_knee_line(lk: dict) -> str:
+    """The loss knee in one line: the rank, the errors that decide it, its cost."""
+    knee = (
+        "none (uniform attention fits as well)" if lk["knee"] != lk["knee"] else f"{lk['knee']:g}"
+    )
+    return (
+        f"Loss knee: {knee}: the least rank whose held-out error is within "
+        f"{lk['fraction']:.0%} of the gap between uniform attention ({lk['ablated']:.4g}) and the "
+        f"full-rank fit ({lk['full']:.4g}); {lk['fits']} fits, {lk['cpu_s']:.1f} CPU-s"
+    )
 
 
 def _input_lines(inp: dict) -> list[str]:
