@@ -59,7 +59,9 @@ LATER_FREE = {
     "heads": ORDER,
     "cli": ORDER + ["figures", "verify", "pretrained"],
     "verify": ["core", "config"],  # reads finished tables: no stage of the pipeline
-    "pretrained": ["core"],  # reads published models: no stage of the pipeline
+    # reads published models, measures their heads as the real-heads study does (heads' tests
+    # and knee rule, predict's recommendation, config's strict reading): no stage of the run
+    "pretrained": ["core", "config", "predict", "heads"],
 }
 
 

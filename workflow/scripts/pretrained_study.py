@@ -13,24 +13,34 @@ from entropic_bound.core.runner import run
 
 
 def main(sm):
-    from entropic_bound.pretrained import h3, study
     from entropic_bound.pretrained.figure import figure_pretrained
+    from entropic_bound.pretrained.h3 import eligible, evaluate
+    from entropic_bound.pretrained.study import (
+        check_tolerance,
+        knee_summary,
+        load_h3,
+        markdown,
+        pooled,
+        qk_removed,
+        registered_names,
+        words_table,
+    )
 
     cfg = sm.params.cfg
-    reg = study.load_h3(sm.input.registration)
-    names = study.registered_names(sm.params.models, reg)
+    reg = load_h3(sm.input.registration)
+    names = registered_names(sm.params.models, reg)
     tables = dict(zip(sm.params.model_names, map(Path, sm.input.heads), strict=True))
-    heads = study.pooled(tables, names)
-    study.check_tolerance(heads, reg)
-    verdicts = h3.evaluate(heads[heads["registered"]], reg)
-    keep = h3.eligible(heads, reg)
+    heads = pooled(tables, names)
+    check_tolerance(heads, reg)
+    verdicts = evaluate(heads[heads["registered"]], reg)
+    keep = eligible(heads, reg)
     heads["eligible"] = keep
     out = {
         "heads": heads,
         "verdicts": verdicts,
-        "knees": study.knee_summary(heads, keep),
-        "compression": study.qk_removed(heads),
-        "words": study.words_table(heads),
+        "knees": knee_summary(heads, keep),
+        "compression": qk_removed(heads),
+        "words": words_table(heads),
     }
     for name, frame in out.items():
         write_table(frame, getattr(sm.output, name))
@@ -41,13 +51,13 @@ def main(sm):
         f"# Pretrained heads under registration {reg['name']} (registered {reg['registered']})",
         "Every number below is computed by rule `pretrained_study` from the measured heads.",
         "## Verdicts",
-        study.markdown(verdicts.drop(columns=["note"])),
+        markdown(verdicts.drop(columns=["note"])),
         "## Knees per model",
-        study.markdown(out["knees"]),
+        markdown(out["knees"]),
         "## Query-key parameters the plain knees would remove (1 % tolerance)",
-        study.markdown(out["compression"]),
+        markdown(out["compression"]),
         "## predict's words",
-        study.markdown(out["words"]),
+        markdown(out["words"]),
         "## Provenance",
         "```\n" + json.dumps(prov, indent=2, sort_keys=True) + "\n```",
     ]

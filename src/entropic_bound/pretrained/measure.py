@@ -119,7 +119,6 @@ def field_rank(head: Head, tau: float = 0.9) -> float:
 
 def predicted(head: Head) -> dict:
     """``predict``'s recommendation on the head's (X, Y) (module docstring)."""
-    from entropic_bound.cli.main import error_line
     from entropic_bound.predict import recommend_rank
 
     start = time.process_time()
@@ -128,7 +127,7 @@ def predicted(head: Head) -> dict:
         rec = recommend_rank(head.X.double().numpy(), head.Y.double().numpy(), causal=head.causal)
     except Exception as exc:  # noqa: BLE001 - what the command answers with one line and exit 2
         row |= {"predict_word": REFUSED, "predict_predictor": "", "predict_estimator": ""}
-        row |= {"predict_note": error_line(exc)}
+        row |= {"predict_note": " ".join(str(exc).split()) or type(exc).__name__}
     else:
         est = rec.report.get("predictors", {}).get("P_attn", {}).get("estimates") or {}
         row |= {
