@@ -8,7 +8,10 @@ model.safetensors and tokenizer.json; Llama-style decoders (:mod:`.llama`) from 
 tokenizers need ``tokenizers`` and GGUF files ``gguf`` (the ``pretrained`` extra), each imported
 only when used. Every problem with a model's files is one :class:`.errors.PretrainedError`.
 A capture on windows of text is written to a folder by :mod:`.write` (``entropic-bound heads``);
-the text the heads read, and how text files are joined, is :mod:`.corpus`.
+the text the heads read, and how text files are joined, is :mod:`.corpus`. Every head of a
+capture is measured by :mod:`.measure` (its functional knee under both truncations,
+:mod:`.knee`; its estimators and ``predict``'s answer), registration H3 is evaluated by
+:mod:`.h3`, and :mod:`.study` and :mod:`.figure` make what a reader sees (docs/method.md §9e).
 """
 
 from entropic_bound.core.lazy import lazy_exports
