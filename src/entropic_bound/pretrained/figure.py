@@ -18,7 +18,8 @@ _RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
 
 def figure_pretrained(heads: pd.DataFrame):
     """One panel per model: x the layer (heads spread within it), y the rank; filled dots the
-    plain knee, open circles the inputs' metric knee, lines the estimators' layer medians."""
+    plain knee, open circles the inputs' metric knee, lines the estimators' layer medians (an
+    estimator above d_head, or missing, is named in the panel instead of drawn)."""
     import matplotlib as mpl
     import seaborn as sns
     from matplotlib.figure import Figure
@@ -26,7 +27,7 @@ def figure_pretrained(heads: pd.DataFrame):
     models = list(dict.fromkeys(heads["model"]))
     colors = dict(zip(ESTIMATORS, sns.color_palette("colorblind", len(ESTIMATORS)), strict=True))
     with mpl.rc_context(_RC):
-        fig = Figure(figsize=(3.4 * len(models), 3.0), layout="constrained")
+        fig = Figure(figsize=(3.4 * len(models), 3.3), layout="constrained")
         axes = fig.subplots(1, len(models), squeeze=False)[0]
         for ax, model in zip(axes, models, strict=True):
             g = heads[heads["model"] == model]
@@ -42,14 +43,22 @@ def figure_pretrained(heads: pd.DataFrame):
                 linewidths=0.6,
                 label="knee (inputs' metric)",
             )
+            d_head = int(g["d_head"].iloc[0])
+            off = []
             for col, label in ESTIMATORS.items():
                 med = g.groupby("layer")[col].median()
-                if np.isfinite(med).any():
+                if not np.isfinite(med).any():
+                    off.append(f"{label}: none")
+                elif g[col].median() > d_head:  # beyond any QK rank of the head: named, not drawn
+                    off.append(f"{label}: median {g[col].median():g}, above d_head")
+                else:
                     ax.plot(med.index, med.to_numpy(), color=colors[col], lw=1, label=label)
-            d_head = int(g["d_head"].iloc[0])
+            if off:
+                ax.text(0.02, 0.02, "\n".join(off), transform=ax.transAxes, fontsize=6)
             ax.set_ylim(-1, d_head + 1)
             ax.set_title(f"{model} (d_head {d_head}, {len(g)} heads)")
             ax.set_xlabel("layer")
         axes[0].set_ylabel("QK rank")
-        axes[-1].legend(fontsize=6, loc="upper right")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=6)
     return fig
