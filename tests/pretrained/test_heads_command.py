@@ -364,8 +364,8 @@ def published(name: str):
 @pytest.mark.parametrize(
     "name, members, shape",
     [
-        ("all-minilm-l6-v2", {"b_q", "b_k"}, (6, 12, 384, 32)),
-        ("all-mpnet-base-v2", {"b_q", "b_k", "position_bias"}, (12, 12, 768, 64)),
+        ("all-minilm-l6-v2", {"b_q", "b_k", "b_v"}, (6, 12, 384, 32)),
+        ("all-mpnet-base-v2", {"b_q", "b_k", "b_v", "position_bias"}, (12, 12, 768, 64)),
         ("smollm2-135m-instruct", {"mask", "rope_cos", "rope_sin"}, (30, 9, 576, 64)),
     ],
 )
@@ -385,9 +385,9 @@ def test_a_published_models_capture_has_its_layout(tmp_path, capsys, name, membe
     assert m["model"]["sha256"][s["file"]] == s["sha256"] and m["layers"] == [0, layers - 1]
     n = s["window"]
     last = m["files"][f"layer_{layers - 1}.npz"]["members"]
-    assert set(last) == {"X", "Y", "w_q", "w_k", "scale"} | members
+    assert set(last) == {"X", "Y", "w_q", "w_k", "w_v", "scale"} | members
     assert last["X"]["shape"] == [2, n, d] and last["Y"]["shape"] == [2, heads, n, dh]
-    assert last["w_q"]["shape"] == last["w_k"]["shape"] == [heads, dh, d]
+    assert last["w_q"]["shape"] == last["w_k"]["shape"] == last["w_v"]["shape"] == [heads, dh, d]
 
 
 def test_measure_adds_every_heads_knees_and_the_compression_line(tmp_path, capsys):
