@@ -68,6 +68,9 @@ rule pretrained_study:
         f"{PRETRAINED_DIR}/logs/pretrained_study.log",
     conda:
         "../../envs/compute.yaml"
+    resources:
+        mem_mb=by_attempt(2000),
+        runtime=runtime_by_attempt(10),
     params:
         cfg=lambda w: {k: v for k, v in PRETRAINED.items() if k != "models"},
         models=PRETRAINED["models"],
@@ -99,7 +102,7 @@ rule pretrained_measure:
     threads: PRETRAINED["threads"]
     resources:
         mem_mb=by_attempt(4000),
-        runtime=runtime_by_attempt(90),
+        runtime=runtime_by_attempt(60),
     params:
         cfg=lambda w: {k: v for k, v in PRETRAINED.items() if k != "models"},
         tolerance=0.01,
