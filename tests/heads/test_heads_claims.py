@@ -150,3 +150,20 @@ def test_h2_is_h1s_tests_unchanged_on_another_study():
     first = [next(iter(s["models"].values())) for s in (s1, s2)]
     same = [{k: v for k, v in m.items() if k not in ("run_name", "seed")} for m in first]
     assert same[0] == same[1]
+
+
+def test_an_ordering_owed_to_the_layers_alone_fails_within_layers():
+    from entropic_bound.heads.study import within_layers
+
+    reg = load_heads_claims(Path(__file__).parents[2] / "config" / "heads_claims_h2.yaml")
+    t = fabricated()
+    # knee and P_attn both follow the layer; within a layer, P_attn is unrelated to the knee
+    rng = np.random.default_rng(3)
+    t["knee"] = 3.0 * t["layer"] + rng.integers(0, 3, len(t))
+    t["pattn_energy_0.9"] = 10.0 * t["layer"] + rng.normal(0, 1, len(t))
+    t["knee_resolved"] = True
+    layered = within_layers(t, reg).set_index("claim").loc["O1"]
+    assert layered["rho"] > 0.5 and layered["p_within_model"] < 0.01
+    assert layered["p_within_layer"] > 0.05
+    t["pattn_energy_0.9"] = 10.0 * t["layer"] + t["knee"]  # now it orders within layers too
+    assert within_layers(t, reg).set_index("claim").loc["O1", "p_within_layer"] < 0.01

@@ -59,6 +59,33 @@ def test_truncated_factors_are_the_best_rank_r_kernel_in_the_heads_shapes():
     assert torch.allclose(q.double().T @ k.double(), M, atol=1e-5)
 
 
+def test_the_inputs_metric_truncation_is_the_best_rank_r_kernel_in_that_metric():
+    g = torch.Generator().manual_seed(2)
+    Wq, Wk = torch.randn(4, 10, generator=g), torch.randn(4, 10, generator=g)
+    M = (Wq.T @ Wk).double()
+    # isotropic inputs: the metric changes nothing
+    for r in range(5):
+        plain = truncated_factors(Wq, Wk, r)
+        iso = truncated_factors(Wq, Wk, r, 3.0 * torch.eye(10))
+        assert torch.allclose(
+            plain[0].double().T @ plain[1].double(), iso[0].double().T @ iso[1].double(), atol=1e-5
+        )
+    # anisotropic inputs with a null direction (a LayerNorm's): in the metric's own norm
+    # ‖G^½ (M − M_r) G^½‖ the metric truncation is no worse than the plain one, at every r
+    A = torch.randn(10, 10, generator=g, dtype=torch.float64) * torch.logspace(0, -2, 10).double()
+    A[:, 0] = 0
+    G = A @ A.T
+    evals, U = torch.linalg.eigh(G)
+    half = U @ torch.diag(evals.clamp(min=0).sqrt()) @ U.T
+    for r in range(1, 4):
+        errs = []
+        for metric in (None, G):
+            q, k = truncated_factors(Wq, Wk, r, metric)
+            errs.append(torch.linalg.norm(half @ (M - q.double().T @ k.double()) @ half))
+        assert errs[1] <= errs[0] + 1e-6
+    assert errs[1] < errs[0]
+
+
 def planted_model(rank: int, seed: int = 1) -> TinyGPT:
     """One layer, one head of d_head 4 whose W_Qᵀ W_K has rank ``rank`` (singular values 16,
     15, 14 …) and whose output reaches the logits strongly; the MLP is off."""

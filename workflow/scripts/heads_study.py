@@ -18,7 +18,9 @@ def main(sm):
     for name in ("verdicts", "heads", "estimators", "anchor"):
         write_table(out[name], getattr(sm.output, name), prov)
     write_table(cost, sm.output.cost, prov)
-    md = study_markdown(study, out["verdicts"], out["estimators"], out["anchor"], cost)
+    md = study_markdown(
+        study, out["verdicts"], out["estimators"], out["anchor"], cost, out["within_layers"]
+    )
     write_text(sm.output.md, md, prov)
     print(md)
 

@@ -6,7 +6,9 @@ measurement:
   held-out tokens); the head's gap is L_abl − L_full.
 * L(r), r = 0 … d_head: the loss with the head's query-key kernel replaced by its rank-r
   truncation (SVD of W_Qᵀ W_K, re-factorised into the head's own W_Q, W_K; r = 0 is a zero
-  kernel, uniform causal attention; L(d_head) = L_full, the kernel itself).
+  kernel, uniform causal attention; L(d_head) = L_full, the kernel itself). The same curve with
+  the truncation in the inputs' metric (G^½ W_Qᵀ W_K G^½, G the layer's E[x xᵀ] on the capture
+  windows) gives the second knee, ``knee_inputs_metric``, beside the registered one.
 * knee = the least r with L(r) − L_full ≤ ``fraction`` · gap (``fraction`` = 0.01).
 * A head whose gap is ≤ 0 (ablating it does not raise the loss) has no knee: NaN.
 
@@ -26,21 +28,36 @@ import torch
 import torch.nn.functional as F
 
 from entropic_bound.heads.model import TinyGPT, head_weights
+from entropic_bound.predict.datascale import varying_directions
 
 #: the share of a head's ablation gap that its truncation may cost (the rule above)
 KNEE_FRACTION = 0.01
 
 
-def truncated_factors(Wq: torch.Tensor, Wk: torch.Tensor, r: int):
-    """Rank-r factors of W_Qᵀ W_K in the head's own shapes [d_head, d_model]:
-    W_Q' = (U_r S_r^½)ᵀ, W_K' = (V_r S_r^½)ᵀ zero-padded to d_head rows, so that
-    W_Q'ᵀ W_K' = U_r S_r V_rᵀ, the best rank-r approximation of W_Qᵀ W_K."""
+def truncated_factors(Wq: torch.Tensor, Wk: torch.Tensor, r: int, G: torch.Tensor | None = None):
+    """Rank-r factors of W_Qᵀ W_K in the head's own shapes [d_head, d_model], zero-padded to
+    d_head rows, so that W_Q'ᵀ W_K' = M_r:
+
+    * ``G`` None (the plain knee): M_r = U_r S_r V_rᵀ, the best rank-r approximation of M;
+    * ``G`` the inputs' second moment E[x xᵀ] [d_model, d_model] (the knee in the inputs' metric,
+      as the pretrained heads' H3 reads it): M_r = G^{+½} [G^½ M G^½]_r G^{+½} on the directions
+      the inputs vary in (``predict.datascale``; a LayerNorm's 1/γ is left out), the rank-r
+      kernel closest to M in the logits' own scale."""
     M = Wq.double().T @ Wk.double()
-    U, S, Vh = torch.linalg.svd(M)
-    root = S[:r].sqrt()
+    if G is None:
+        U, S, Vh = torch.linalg.svd(M)
+        left, right = U, Vh.T
+    else:
+        evals, basis = varying_directions(G.double())
+        T, root = basis / evals.sqrt(), basis * evals.sqrt()
+        Qa, Ra = torch.linalg.qr(root.T @ Wq.double().T)
+        Qb, Rb = torch.linalg.qr(root.T @ Wk.double().T)
+        u, S, vh = torch.linalg.svd(Ra @ Rb.T)
+        left, right = T @ (Qa @ u), T @ (Qb @ vh.T)
+    root_s = S[:r].sqrt()
     q, k = torch.zeros_like(Wq), torch.zeros_like(Wk)
-    q[:r] = (U[:, :r] * root).T.to(Wq.dtype)
-    k[:r] = (Vh[:r].T * root).T.to(Wk.dtype)
+    q[:r] = (left[:, :r] * root_s).T.to(Wq.dtype)
+    k[:r] = (right[:, :r] * root_s).T.to(Wk.dtype)
     return q, k
 
 
@@ -119,16 +136,16 @@ class KneeProbe:
             attn.mean_ablate = {}
 
     @torch.no_grad()
-    def truncation_curve(self, layer: int, head: int, full: np.ndarray) -> np.ndarray:
+    def truncation_curve(self, layer: int, head: int, full: np.ndarray, G=None) -> np.ndarray:
         """L(r) per window, r = 0 … d_head: [d_head + 1, N] (row d_head is ``full`` [N], the
-        unedited kernel's)."""
+        unedited kernel's); ``G``: truncate in the inputs' metric (:func:`truncated_factors`)."""
         w = head_weights(self.model, layer, head)
         saved_q, saved_k = w["q"].clone(), w["k"].clone()
         d_head = saved_q.shape[0]
         losses = []
         try:
             for r in range(d_head):
-                q, k = truncated_factors(saved_q, saved_k, r)
+                q, k = truncated_factors(saved_q, saved_k, r, G)
                 w["q"].copy_(q)
                 w["k"].copy_(k)
                 losses.append(self.window_losses(layer))

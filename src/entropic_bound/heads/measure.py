@@ -63,6 +63,8 @@ def _layer_rows(cfg, model, layer, heads, capture, probe, full, log):
     seen = capture_layer(model, capture[:, :-1].to(probe.inputs.device), layer)
     rows, curves, per_window = [], [], []
     mean_full = float(full.mean())
+    flat = seen["x"].reshape(-1, seen["x"].shape[-1]).double()
+    gram = flat.T @ flat / flat.shape[0]  # the inputs' metric E[x xᵀ] (the capture windows)
     for h in heads:
         ranks = head_ranks(
             kernel_spectrum(qk_kernel(model, layer, h).cpu()),
@@ -75,8 +77,11 @@ def _layer_rows(cfg, model, layer, heads, capture, probe, full, log):
         losses = probe.truncation_curve(layer, h, full)
         mean_curve, mean_abl = losses.mean(1), float(ablated.mean())
         knee = knee_of(mean_curve, mean_full, mean_abl, m["knee_fraction"])
+        in_metric = probe.truncation_curve(layer, h, full, gram).mean(1)
+        knee_metric = knee_of(in_metric, mean_full, mean_abl, m["knee_fraction"])
         rows.append(
             {"layer": layer, "head": h, "knee": knee, "d_head": shape.d_head}
+            | {"knee_inputs_metric": knee_metric}
             | {"loss_full": mean_full, "loss_ablated": mean_abl, "gap": mean_abl - mean_full}
             | ranks
         )

@@ -19,6 +19,7 @@ from entropic_bound.core.io import read_table
 from entropic_bound.heads.claims import eligible, evaluate, verdict_markdown
 from entropic_bound.heads.reliability import reliability
 from entropic_bound.heads.report import agreement, baseline_markdown, markdown_table
+from entropic_bound.heads.stats import stratified_spearman
 
 #: the files of one model the study reads, under its directory
 MODEL_FILES = {
@@ -117,12 +118,35 @@ def cost_table(benchmarks: dict[str, dict[str, str]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def within_layers(heads: pd.DataFrame, reg: dict, seed: int = 0) -> pd.DataFrame:
+    """Each registered ordering test read again with the knees permuted within each model ×
+    layer cell instead of within each model (exploratory, beside the verdict, which stays as
+    registered): knee and estimator can both follow the layer, and heads of a layer share
+    their inputs, so what survives this null orders heads beyond their layer."""
+    keep = eligible(heads, reg)
+    rows = []
+    for test_id, spec in reg["orders_the_heads"].items():
+        sub = heads[keep]
+        sub = sub[sub.groupby("model")["knee"].transform("size") >= spec["min_heads_per_model"]]
+        args = (sub[spec["column"]].fillna(-np.inf), sub["knee"], sub["model"])
+        kw = {"permutations": spec["permutations"], "seed": seed}
+        kw["min_size"] = spec["min_heads_per_model"]
+        rho, p_model, _ = stratified_spearman(*args, **kw)
+        _, p_layer, _ = stratified_spearman(*args, **kw, within=sub["layer"])
+        rows.append(
+            {"claim": test_id, "column": spec["column"], "heads": len(sub), "rho": rho}
+            | {"p_within_model": p_model, "p_within_layer": p_layer}
+        )
+    return pd.DataFrame(rows)
+
+
 def study_markdown(
     study: dict,
     verdicts: pd.DataFrame,
     agree: pd.DataFrame,
     anchor: pd.DataFrame,
     cost: pd.DataFrame,
+    layers: pd.DataFrame | None = None,
 ) -> str:
     """The study's page: the verdict table first, whatever it says, then what it rests on."""
     reg = study["registration"]
@@ -147,6 +171,13 @@ def study_markdown(
         markdown_table(anchor),
         "",
     ]
+    if layers is not None and len(layers):
+        lines += [
+            "## The ordering tests with knees permuted within each layer (exploratory)",
+            "",
+            markdown_table(layers),
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -180,6 +211,7 @@ def decide(study: dict, run_dir) -> dict:
         "verdicts": evaluate(heads, study["registration"], seed=min(study["seeds"])),
         "estimators": agreement(heads, taus, model="model"),
         "anchor": anchor_table(heads),
+        "within_layers": within_layers(heads, study["registration"], seed=min(study["seeds"])),
     }
 
 
