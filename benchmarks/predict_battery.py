@@ -19,6 +19,14 @@ The true answer of a case is the query-key rank of the head(s) that made it. A p
 *confident undercount* when it is smaller and the confidence is one of the confident words
 (``exact``, ``first-order``, ``exact at zero noise``). Target: no confident undercount.
 
+Beside the rank, an ``own`` case has its **functional knee** (``knee_plain``,
+``knee_inputs_metric``): the least rank of its kernel, truncated plainly or in the inputs'
+metric, whose output error is ≤ 1 % of uniform attention's, read as a pretrained head's knee is
+(docs/method.md §9e). A direction of A too weak in the data's scale to move the output counts
+in the rank but not in the knee. ``word_holds_at_knee``: whether the word keeps its promise
+about the inputs' metric knee (registration H3's rule for ``predict``'s words; None where the
+word promises nothing).
+
     python benchmarks/predict_battery.py                 # the full battery -> results/predict_battery.csv
     python benchmarks/predict_battery.py --small         # a few cases (the test runs this)
     python benchmarks/predict_battery.py --table         # the table of docs/cli.md, from the CSV
@@ -124,7 +132,9 @@ def tokens(case: Case, rng: np.random.Generator) -> np.ndarray:
     return gamma * zc / zc.std(-1, keepdims=True) + bias
 
 
-def own(case: Case) -> tuple[np.ndarray, np.ndarray]:
+def own_parts(case: Case) -> dict:
+    """An ``own`` case's head in full: X, Y, the kernel A, the biases cq, ck, the value map V
+    and the logits' factor, so that its functional knee can be read (:func:`functional_knees`)."""
     rng = np.random.default_rng(case.seed)
     A = _kernel(rng, case.d, case.r, case.std)
     dv = case.dv or case.d
@@ -134,12 +144,54 @@ def own(case: Case) -> tuple[np.ndarray, np.ndarray]:
     if case.qk_bias:
         cq, ck = rng.standard_normal(case.d), rng.standard_normal(case.d)
     logits = (X + cq) @ A @ (X + ck).transpose(0, 2, 1)
+    factor = 1.0
     if case.inputs != "gauss" or case.qk_bias:
         # the logits' standard deviation over the pairs is `std` (for unit Gaussian tokens and
         # no bias ‖A‖_F = std already is)
-        logits *= case.std / float(np.std(logits[:256]))
+        factor = case.std / float(np.std(logits[:256]))
+        logits *= factor
     Y = _softmax(logits, case.causal) @ X @ V
-    return X, Y
+    return {"X": X, "Y": Y, "A": A, "cq": cq, "ck": ck, "V": V, "factor": factor}
+
+
+def own(case: Case) -> tuple[np.ndarray, np.ndarray]:
+    parts = own_parts(case)
+    return parts["X"], parts["Y"]
+
+
+def functional_knees(case: Case, tolerance: float = 0.01) -> dict:
+    """The knee of an ``own`` case's head as a pretrained head's is read (docs/method.md §9e):
+    the least rank of its kernel, truncated plainly or in the inputs' metric, whose output error
+    is ≤ ``tolerance`` of uniform attention's. A direction of A too weak in the data's scale to
+    move the output counts in the rank but not in the knee. NaN for the other kinds."""
+    if case.kind != "own":
+        return {"knee_plain": math.nan, "knee_inputs_metric": math.nan}
+    import torch
+
+    from entropic_bound.pretrained.knee import METRICS, Head, error_curve, knee_of, relative_error
+
+    p = own_parts(case)
+    U, S, Wt = np.linalg.svd(p["A"])
+    r = case.r
+    wq, wk = (U[:, :r] * np.sqrt(S[:r])).T, (Wt[:r].T * np.sqrt(S[:r])).T
+    t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)  # noqa: E731
+    head = Head(
+        t(p["X"]),
+        t(p["Y"]),
+        t(wq),
+        t(wk),
+        t(p["V"].T),
+        t(wq @ p["cq"]),
+        t(wk @ p["ck"]),
+        None,
+        p["factor"],
+        causal=case.causal,
+    )
+    out = {}
+    for metric in METRICS:
+        ranks, err = error_curve(head, metric)
+        out[f"knee_{metric}"] = knee_of(ranks, relative_error(err), tolerance)
+    return out
 
 
 def mha(case: Case) -> tuple[np.ndarray, np.ndarray]:
@@ -255,9 +307,11 @@ def real_head_shapes() -> list[Case]:
 def predict_case(case: Case) -> list[dict]:
     """predict's answer(s) on one case: one row, or one per head."""
     from entropic_bound.predict import recommend_rank
+    from entropic_bound.pretrained.h3 import word_holds
 
     X, Y = make(case)
     causal = case.causal and case.mask_given
+    knees = functional_knees(case)
     rows = []
     for h in range(case.heads) if case.kind == "mha_heads" else (None,):
         t = time.perf_counter()
@@ -287,10 +341,22 @@ def predict_case(case: Case) -> list[dict]:
                 "undercount": 0 <= rec.rank < case.r,
                 "confident_undercount": rec.rank < case.r and rec.confidence in CONFIDENT,
                 "confident_wrong": rec.rank != case.r and rec.confidence in CONFIDENT,
+                **knees,
+                "word_holds_at_knee": _holds_at_knee(rec, knees["knee_inputs_metric"], word_holds),
                 "seconds": round(time.perf_counter() - t, 3),
             }
         )
     return rows
+
+
+def _holds_at_knee(rec, knee: float, word_holds) -> object:
+    """Whether the word keeps its promise about the functional knee (in the inputs' metric; H3's
+    P1 rule, ``pretrained.h3.word_holds``): True, False, or None (no promise, or no knee)."""
+    if not np.isfinite(knee) or rec.rank < 0:
+        return None
+    est = (getattr(rec, "report", {}) or {}).get("predictors", {}).get("P_attn", {})
+    floor = (est.get("estimates") or {}).get("floor", math.nan)
+    return word_holds(rec.confidence, rec.rank, floor, knee, 1)
 
 
 def summary(df) -> dict:

@@ -53,3 +53,19 @@ def test_a_small_battery_has_no_confident_undercount(battery):
     rows = [row for case in cases for row in battery.predict_case(case)]
     df = pd.DataFrame(rows)
     assert not df["confident_undercount"].any(), df[df["confident_undercount"]].to_dict("records")
+
+
+def test_the_functional_knee_is_the_rank_where_every_direction_moves_the_output(battery):
+    # unit Gaussian tokens, singular values 1 … 0.5: every direction matters at 1 %
+    knees = battery.functional_knees(battery.Case("own", 512, 32, 16, 5, 4.0))
+    assert knees == {"knee_plain": 5.0, "knee_inputs_metric": 5.0}
+    # the recomputed head is the generated one: its output at full rank is Y
+    case = battery.Case("own", 256, 32, 16, 3, 2.0, inputs="layernorm", qk_bias=True, dv=8)
+    parts = battery.own_parts(case)
+    assert np.allclose(battery.make(case)[1], parts["Y"])
+    knees = battery.functional_knees(case)  # finite only if the rebuilt head's e(3) is ~0
+    assert 1 <= knees["knee_inputs_metric"] <= knees["knee_plain"] <= 3
+    assert battery.functional_knees(battery.Case("mha_head", 64, 16, 8, 2, 3.0, heads=4)) == {
+        "knee_plain": pytest.approx(math.nan, nan_ok=True),
+        "knee_inputs_metric": pytest.approx(math.nan, nan_ok=True),
+    }
