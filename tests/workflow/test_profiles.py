@@ -248,7 +248,7 @@ def test_training_asks_for_a_gpu_exactly_when_the_config_says_cuda(workflow_cpu)
             assert resource_value(rule.resources["gpu"]) == 0, rule.name
 
 
-@pytest.mark.parametrize("name, n", [("large.yaml", 64), ("large_n128.yaml", 128)])
+@pytest.mark.parametrize("name, n", [("large.yaml", 64), ("large_d64_n128.yaml", 128)])
 def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workflow_cpu):
     from entropic_bound.config.load import load_config
 
