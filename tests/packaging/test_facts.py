@@ -102,7 +102,7 @@ def test_a_drifted_default_is_caught(tmp_path):
 
 # ---------------------------------------------------------------- docs/cluster.md
 
-CONFIGS = ("config", "large", "large_n128")
+CONFIGS = ("config", "large", "large_d64_n128")
 
 
 def job_stats(configfile: Path, workdir: Path) -> dict[str, int]:
@@ -174,7 +174,7 @@ def test_cluster_md_lists_the_local_rules_and_the_jobs_submitted(stats):
     local = local_rules() | {"reproduce-all"}
     submitted = {c: sum(n for r, n in stats[c].items() if r not in local) for c in CONFIGS}
     m = re.search(
-        r"A paper run submits (\d+) jobs, `config/large.yaml` (\d+), `large_n128` (\d+)", text
+        r"A paper run submits (\d+) jobs, `config/large.yaml` (\d+), `large_d64_n128` (\d+)", text
     )
     assert m, "docs/cluster.md no longer says how many jobs a run submits"
     assert dict(zip(CONFIGS, map(int, m.groups()))) == submitted

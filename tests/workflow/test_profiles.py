@@ -248,13 +248,16 @@ def test_training_asks_for_a_gpu_exactly_when_the_config_says_cuda(workflow_cpu)
             assert resource_value(rule.resources["gpu"]) == 0, rule.name
 
 
-@pytest.mark.parametrize("name, n", [("large.yaml", 64), ("large_n128.yaml", 128)])
-def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, n, workflow_cpu):
+@pytest.mark.parametrize(
+    "name, d, n",
+    [("large.yaml", 64, 64), ("large_d64_n128.yaml", 64, 128), ("large_d128_n128.yaml", 128, 128)],
+)
+def test_large_configs_are_the_science_scale_and_get_bigger_jobs(name, d, n, workflow_cpu):
     from entropic_bound.config.load import load_config
 
     cfg = load_config(REPO / "config" / name)
-    assert (cfg["task"]["d"], cfg["task"]["n"], max(cfg["task"]["r_star"])) == (64, n, 32)
-    assert cfg["task"]["n_train"] >= n * 64  # P_static needs n*d sequences
+    assert (cfg["task"]["d"], cfg["task"]["n"], max(cfg["task"]["r_star"])) == (d, n, 32)
+    assert cfg["task"]["n_train"] >= n * d  # P_static needs n*d sequences
     # runs on a CPU too (ae153f1, 2026-12-03); cuda when one is visible
     assert cfg["device"] == "auto"
     large = {r.name: r for r in load_workflow(name).rules}

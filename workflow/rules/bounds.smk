@@ -43,6 +43,9 @@ rule best_bounds:
     input:
         lambda wildcards: [p for ps in group_task_files(wildcards).values() for p in ps],
         group_train_inputs,
+        lambda wildcards: [
+            g for m in group_grams(wildcards).values() for g in m.values()
+        ],
         v2=f"{RUN}/bounds/{{group}}.csv",
         code=package_code("bounds", "train/factors"),
     output:
@@ -61,6 +64,7 @@ rule best_bounds:
         reads=reads("best_bounds"),
         task_files=group_task_files,
         train_files=group_train_files,
+        grams=group_grams,
     script:
         "../scripts/best_bounds.py"
 

@@ -17,6 +17,7 @@ from entropic_bound.tasks.grid import (
     specs_by_stream,
     task_specs,
 )  # noqa: E402
+from entropic_bound.core.rungs import has_population  # noqa: E402
 
 
 def config_or_exit(check, *args, **kwargs):
@@ -116,6 +117,44 @@ PREDICT_PARTS = {"all": TASKS} if len(BOUNDS_GROUPS) == 1 else specs_by_stream(c
 def predict_part_task_files(wildcards):
     """The task files of one predict job (PREDICT_PARTS)."""
     return [task_file(t) for t in PREDICT_PARTS[wildcards.part]]
+
+
+#: P_static's Σ xᵀx of each stream's X, written by the stream's predict job and read by the best
+#: bounds of the static rungs as their moment G (bounds/moments.py), bitwise the G they would
+#: form: one product of B·(nd)² per stream, not one more per static rung. Where the predict jobs
+#: are per stream, the moments take the products route (n·d above bounds.moments'
+#: MOMENTS_EINSUM_MAX_ND = 256; torch is not imported here) and the tasks are noise-free (a
+#: noisy task's G is formed with its C, in one pass)
+STREAM_GRAMS = (
+    "all" not in PREDICT_PARTS
+    and config["task"]["n"] * config["task"]["d"] > 256
+    and config["task"]["sigma"] == 0
+)
+
+
+def stream_gram(task):
+    """The Σ xᵀx file of a task's stream (its predict job's, PREDICT_PARTS' name)."""
+    return f"{RUN}/predict_parts/r{task.r_star}_s{task.seed}.xtx.npz"
+
+
+def predict_part_outputs(part):
+    """A predict job's spectra, and its stream's Σ xᵀx where STREAM_GRAMS."""
+    spectra = f"{RUN}/predict_parts/{part}.parquet"
+    return (
+        [spectra, f"{RUN}/predict_parts/{part}.xtx.npz"] if STREAM_GRAMS else [spectra]
+    )
+
+
+def group_grams(wildcards):
+    """The Σ xᵀx file of each task of the static rungs of one bounds job, by rung and task file
+    (none unless STREAM_GRAMS)."""
+    if not STREAM_GRAMS:
+        return {}
+    return {
+        rung: {task_file(t): stream_gram(t) for t in TASKS if t.rung == rung}
+        for rung in BOUNDS_GROUPS[wildcards.group]
+        if has_population(rung)
+    }
 
 
 def task_file(task):

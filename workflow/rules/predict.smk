@@ -13,7 +13,8 @@ rule predict_part:
     input:
         predict_part_task_files,
     output:
-        f"{RUN}/predict_parts/{{part}}.parquet",
+        # the spectra, and the stream's Σ xᵀx for the static rungs' best bounds (STREAM_GRAMS)
+        predict_part_outputs("{part}"),
     log:
         f"{RUN}/logs/predict/{{part}}.log",
     benchmark:

@@ -21,7 +21,10 @@ def main(sm):
         metrics = pd.concat([read_table(p) for p in files["metrics"]], ignore_index=True)
         factors = pd.concat([load_factors(p) for p in files["factors"]], ignore_index=True)
         with heartbeat(f"best_bounds {rung}") as hb:
-            tables.append(rung_best_bounds(sm.config, rung, paths, v2, factors, metrics, hb.update))
+            grams = sm.params.grams.get(rung)  # P_static's Σ xᵀx of each static task's stream
+            tables.append(
+                rung_best_bounds(sm.config, rung, paths, v2, factors, metrics, hb.update, grams)
+            )
     group = "+".join(sm.params.task_files)
     table = pd.concat(tables, ignore_index=True)
     write_table(table, sm.output[0], provenance(sm.config, rule="best_bounds", rung=group))

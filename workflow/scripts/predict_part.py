@@ -12,7 +12,8 @@ from entropic_bound.predict.stage import data_only_spectra
 def main(sm):
     part = sm.wildcards.part
     with heartbeat(f"predict {part}") as hb:
-        spectra = data_only_spectra(sm.config, list(sm.input), progress=hb.update)
+        gram = sm.output[1] if len(sm.output) > 1 else None  # Σ xᵀx for the best bounds
+        spectra = data_only_spectra(sm.config, list(sm.input), hb.update, gram_out=gram)
     write_table(spectra, sm.output[0], provenance(sm.config, rule="predict_part", part=part))
 
 

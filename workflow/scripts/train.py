@@ -15,9 +15,14 @@ def main(sm):
     w = sm.wildcards
     bounds = (read_table(sm.input.bounds), sm.params.epsilon_task_factor)  # for ε_task
     tasks = load_tasks(sm.input.tasks)  # once for both kinds
+    sweep = None  # the sweep's tables: its full-rank students are the rung's own static ones
     for kind in sm.params.kinds:  # sweep, then static: one process, torch loaded once
         with heartbeat(f"train {w.rung} {kind} c{w.chunk}") as hb:
-            out = train_chunk(sm.config, w.rung, kind, tasks, progress=hb.steps, bounds=bounds)
+            out = train_chunk(
+                sm.config, w.rung, kind, tasks, progress=hb.steps, bounds=bounds, sweep=sweep
+            )
+        if kind == "sweep":
+            sweep = {k: v for k, v in out.items() if k != "factors"}
         prov = provenance(sm.config, rule="train", rung=w.rung, kind=kind, chunk=int(w.chunk))
         factors = out.pop("factors", None)  # the sweep's: the best bounds' starts
         if factors is not None:

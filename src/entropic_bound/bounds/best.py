@@ -102,12 +102,21 @@ def _settings(b: dict, static: bool):
 
 
 def rung_best_bounds(
-    cfg: dict, rung: str, task_paths, v2: pd.DataFrame, factors=None, metrics=None, progress=None
+    cfg: dict,
+    rung: str,
+    task_paths,
+    v2: pd.DataFrame,
+    factors=None,
+    metrics=None,
+    progress=None,
+    grams=None,
 ) -> pd.DataFrame:
     """The final bounds rows of one rung's tasks (``task_paths``): v2's rows (``v2``: the rung's rows of its
     bounds job's table, every column kept as it is) with every route's column and the summary
     of :func:`combine_routes`. ``factors``: the trained students' factors (train/factors.py),
-    ``metrics``: the rung's sweep metrics (None: those routes NaN)."""
+    ``metrics``: the rung's sweep metrics (None: those routes NaN). ``grams``: per task path, a
+    file of P_static's Σ xᵀx (predict/stage.py's ``write_gram``) that a static rung's moments
+    read in place of forming it (bitwise the same G; absent or another X's: formed here)."""
     b = cfg["bounds"]["best"]
     routes = set(b["routes"])
     if b["ranks"] not in BEST_RANK_MODES:
@@ -123,7 +132,8 @@ def rung_best_bounds(
     # every training sequence (the students' set) where an L-BFGS route reads them (_loaded)
     static = has_population(rung)
     sample = bool(routes & set(_LBFGS)) and (static or b["max_iter"] > 0)
-    tasks = [_loaded(p, sample, static, {t for t, _ in ranks}) for p in task_paths]
+    grams = grams or {}
+    tasks = [_loaded(p, sample, static, {t for t, _ in ranks}, grams.get(p)) for p in task_paths]
     index = {m["task_id"]: i for i, (_, m) in enumerate(tasks)}
     v2 = v2[v2["task_id"].isin(index)].reset_index(drop=True)
     pairs = [(index[t], int(r)) for t, r in zip(v2["task_id"], v2["rank"]) if (t, int(r)) in ranks]
@@ -143,20 +153,23 @@ def rung_best_bounds(
     return combine_routes(table)[list(BEST_COLUMNS)]
 
 
-def _loaded(path, sample: bool, static: bool, posed) -> tuple[dict, dict]:
+def _loaded(path, sample: bool, static: bool, posed, gram_path=None) -> tuple[dict, dict]:
     """(arrays, meta) of a task file as the routes read it: every training sequence where an
     L-BFGS route reads the sample (else one: a file without data makes only what is read,
     tasks/parts.py); for a static rung, its training split's moments in place of the split
     (bounds/moments.py) when the task poses a problem (its id in ``posed``), else no split, so
-    that the job holds one task's sample at a time, not the rung's."""
+    that the job holds one task's sample at a time, not the rung's. ``gram_path``: P_static's
+    Σ xᵀx of the stream (used when it is this task's X)."""
     from entropic_bound.bounds.moments import with_moments
+    from entropic_bound.predict.stage import read_gram
     from entropic_bound.tasks.files import load_task
 
     arrays, meta = load_task(path, train=None if sample else 1)
     if not (sample and static):
         return arrays, meta
     if meta["task_id"] in posed:
-        return with_moments(arrays, meta), meta
+        gram = read_gram(gram_path, meta["task_id"]) if gram_path else None
+        return with_moments(arrays, meta, gram), meta
     return {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}, meta
 
 

@@ -102,7 +102,7 @@ def chunked_moments(X, Y, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
     return _product_layout(*_chunked_products(X, Y, rows), n, d)
 
 
-def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
+def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS, gram=None) -> SampleMoments:
     """The product route's moments of a noise-free static task, Y_i = M X_i V, from X alone: G as
     :func:`chunked_moments` makes it, and from G and the teacher (M [n, n], V [d, d])
 
@@ -111,19 +111,28 @@ def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
 
     2·n²d²(n + d) multiply-adds in place of the B·n²d² of the sample's X ᵀY. M and V are the
     task file's teacher (float32, widened), so these are the moments of the sample's targets to
-    float32 precision, as the stored Y is (docs/method.md §5b)."""
+    float32 precision, as the stored Y is (docs/method.md §5b).
+
+    ``gram``: Σ xᵀx of this X as P_static formed it (predict/stage.py's ``write_gram``), in place
+    of the chunked sum: one product over the sample and the chunks' products summed in order are
+    the same floats (BLAS sums a product's terms in order into its output;
+    tests/bounds/test_moments_from_predict.py), so G is bitwise the one made here."""
     n, d = X.shape[1:]
-    G, _, _ = _chunked_products(X, None, rows)
+    if gram is None:
+        G, _, _ = _chunked_products(X, None, rows)
+    else:
+        G = _as64(gram).clone().div_(X.shape[0])
     M, V = _as64(M), _as64(V)
     C = M @ (G.view(n, d, n, d) @ V)  # [b, j, a, m]
     y2 = (M.T[:, None, :, None] * V[None, :, None, :] * C).sum()
     return _product_layout(G, C.reshape(n * d, n * d), y2, n, d)
 
 
-def task_moments(arrays: dict, meta: dict | None = None) -> SampleMoments:
+def task_moments(arrays: dict, meta: dict | None = None, gram=None) -> SampleMoments:
     """The moments of a task's whole training split (``X_train``, ``Y_train``), by its route; on
     the product route, a task at σ = 0 whose ``meta`` is given (its rung, β, σ) has C and mean
-    ‖Y‖² from its teacher (:func:`teacher_moments`: ``kernel``, ``V``, ``P`` of ``arrays``)."""
+    ‖Y‖² from its teacher (:func:`teacher_moments`: ``kernel``, ``V``, ``P`` of ``arrays``; G
+    from ``gram``, Σ xᵀx of its X, when given)."""
     X, Y = arrays["X_train"], arrays["Y_train"]
     if moments_route(X.shape[1], X.shape[2]) == "einsum":
         return SampleMoments(*sample_moments(X, Y), "einsum")
@@ -131,16 +140,18 @@ def task_moments(arrays: dict, meta: dict | None = None) -> SampleMoments:
         n, d = X.shape[1:]
         kernel, P = (_as64(arrays[k]) if k in arrays else None for k in ("kernel", "P"))
         M = static_mixing(meta["class"], kernel, n=n, d=d, beta=float(meta["beta"]), P=P)
-        return teacher_moments(X, M, arrays["V"])
+        if gram is None:
+            return teacher_moments(X, M, arrays["V"])
+        return teacher_moments(X, M, arrays["V"], gram=gram)
     return chunked_moments(X, Y)
 
 
-def with_moments(arrays: dict, meta: dict | None = None) -> dict:
+def with_moments(arrays: dict, meta: dict | None = None, gram=None) -> dict:
     """A task's arrays with its training split replaced by its moments (``moments``,
     :func:`task_moments`): what the moment batch reads, without the sample (a best-bounds job
     then holds one task's data at a time, not a rung's)."""
     out = {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}
-    out["moments"] = task_moments(arrays, meta)
+    out["moments"] = task_moments(arrays, meta, gram)
     return out
 
 

@@ -40,6 +40,24 @@ def attention_native_spectrum_of(pinv, Y: np.ndarray) -> np.ndarray:
     return attention_native_spectrum(pinv, Y)[0].numpy()
 
 
+def write_gram(path, gram: np.ndarray, task_ids=()) -> None:
+    """``path`` (.npz): Σ xᵀx over x = vec(X_i) of a training split (``gram``, unnormalised) and
+    the ``task_ids`` whose X it is."""
+    with open(path, "wb") as fh:  # the name as given (np.savez would add .npz)
+        np.savez(fh, gram=gram, task_ids=np.asarray(list(task_ids), dtype=str))
+
+
+def read_gram(path, task_id: str):
+    """``write_gram``'s Σ xᵀx for ``task_id`` as a float64 tensor, or None if it is not that
+    task's X."""
+    import torch
+
+    with np.load(path, allow_pickle=False) as z:
+        if task_id not in set(z["task_ids"].tolist()):
+            return None
+        return torch.from_numpy(z["gram"])
+
+
 def _shared_input_key(path) -> tuple:
     """(r*, seed) of a task file, read from its meta alone: the tasks that share X."""
     try:
@@ -56,10 +74,14 @@ def data_only_predictions(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     return predictions_of(cfg, data_only_spectra(cfg, task_paths, progress))
 
 
-def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
+def data_only_spectra(cfg: dict, task_paths, progress=None, gram_out=None) -> pd.DataFrame:
     """The spectra of P_static (with its static-fit share) and P_attn on every task, clean and
     noisy copies: one row per (task, σ, predictor), in the order of ``task_paths``, with the
-    ``spectrum`` (float64, descending); X3's ladder reads P_attn's (exploratory/floor_aware.py)."""
+    ``spectrum`` (float64, descending); X3's ladder reads P_attn's (exploratory/floor_aware.py).
+
+    ``gram_out``: a path where P_static's Σ xᵀx of the first X factorised (float64 [nd, nd]) is
+    written with the ids of the tasks whose X it is (:func:`write_gram`): the best bounds of the
+    static rungs read it as their moment G (bounds/moments.py) instead of forming it again."""
     p = cfg["predict"]
     per_task: dict[int, tuple[list, list]] = {}
     # the rungs of one (r*, seed) share their inputs X (tasks/make.py): visiting the tasks grouped
@@ -70,6 +92,8 @@ def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
     # (X as stored in float32, its StaticLeastSquares, X̃⁺ [1, B, d, n], X in float64)
     shared: tuple = (None, None, None, None)
     noise_of: tuple = (None, None)  # ((r*, seed), its noise draw): one array per shared X
+    gram: list = []  # [Σ xᵀx of the first X, its group (a count of Xs), the ids of its tasks]
+    group = 0
     for done, i in enumerate(order, 1):
         arrays, meta = load_task(task_paths[i])
         X32, Y = arrays["X_train"], arrays["Y_train"].astype(np.float64)
@@ -78,7 +102,14 @@ def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
         if shared[0] is None or not np.array_equal(shared[0], X32):
             shared = (None, None, None, None)  # free the previous factorisations first
             X = X32.astype(np.float64)
-            shared = (X32, StaticLeastSquares(X), attention_native_pinv_of(X), X)
+            group += 1
+            lsq = StaticLeastSquares(X, keep_gram=gram_out is not None and not gram)
+            if lsq.gram is not None:
+                gram, lsq.gram = [lsq.gram[0].numpy(), group, []], None
+            shared = (X32, lsq, attention_native_pinv_of(X), X)
+            lsq = None
+        if gram and gram[1] == group:
+            gram[2].append(meta["task_id"])
         X32, X = None, shared[3]  # one float64 X per group (equal values)
         rows, spectra = per_task[i] = ([], [])
         key_rs = (meta["r_star"], meta["seed"], Y.shape)
@@ -119,6 +150,8 @@ def data_only_spectra(cfg: dict, task_paths, progress=None) -> pd.DataFrame:
             spectra.append(attention_native_spectrum_of(shared[2], Ys))
         X = Y = Ys = None  # free this task's float64 arrays before the next task is made
         report(progress, done, len(task_paths))
+    if gram_out is not None:  # (a job without tasks writes an empty one)
+        write_gram(gram_out, *((gram[0], gram[2]) if gram else (np.zeros((0, 0)),)))
     rows = [r for i in range(len(task_paths)) for r in per_task[i][0]]
     spectra = [s for i in range(len(task_paths)) for s in per_task[i][1]]
     column = np.empty(len(spectra), dtype=object)  # one array a row (lengths n and d)

@@ -94,9 +94,11 @@ class StaticLeastSquares:
 
     x = vec(X_b) (row-major), X: [B, n, d] or [G, B, n, d]. Tasks that share their inputs (the
     rungs of one (r*, seed), and a task's noisy copies) reuse one factorisation. Needs B ≥ nd.
+    ``keep_gram``: keep Σ x xᵀ ([G, nd, nd], float64) as ``gram`` (predict/stage.py writes it for
+    the static rungs' best bounds); else it is freed once factorised.
     """
 
-    def __init__(self, X):
+    def __init__(self, X, keep_gram: bool = False):
         X, _, self.single = _as_groups(X, X, "P_static")
         G, B, n, d = X.shape
         if B < n * d:
@@ -105,7 +107,9 @@ class StaticLeastSquares:
             )
         self.n, self.d = n, d
         self.x = X.reshape(G, B, n * d)
-        self.chol, info = torch.linalg.cholesky_ex(self.x.transpose(1, 2) @ self.x)
+        gram = self.x.transpose(1, 2) @ self.x
+        self.chol, info = torch.linalg.cholesky_ex(gram)
+        self.gram = gram if keep_gram else None
         if bool((info != 0).any()):
             raise ValueError(
                 "P_static: the inputs vec(X) are linearly dependent; supply more or "

@@ -15,7 +15,7 @@ def load_tasks(task_paths) -> list[tuple[dict, dict]]:
 
 
 def train_chunk(
-    cfg: dict, rung: str, kind: str, tasks, progress=None, bounds=None
+    cfg: dict, rung: str, kind: str, tasks, progress=None, bounds=None, sweep=None
 ) -> dict[str, pd.DataFrame]:
     """Train one job's students: the rung's own class over its ranks (``kind="sweep"``: every
     rank 1…k, or the ranks a search picks when ``train.ranks: search``), or the static L0 and
@@ -26,7 +26,11 @@ def train_chunk(
     fourth table, ``factors``: the final Q, K, V of the sweep's students at the (task, rank)
     pairs of the bounds table (train/factors.py; the starts of the best-known bounds); None:
     ``train.epsilon`` for every task, no factors. The static students always use
-    ``train.epsilon``."""
+    ``train.epsilon``. ``sweep``: this job's sweep tables (the same ``tasks`` and ``bounds``):
+    the static student of the rung's own class (L0 on L0, L1 on L1) at rank n is then the
+    sweep's student at rank n wherever that one trained to ``train.epsilon`` (its ε_task), the
+    same student from the same stream (core.seeds.student_stream: no rank in its key), so its
+    rows are taken, not trained again (:func:`_sweep_duplicates`)."""
     import sys
 
     from entropic_bound.config.load import class_optim
@@ -61,6 +65,21 @@ def train_chunk(
             progress=progress,
             factors=keep is not None,
         )
+        dup = []
+        if static and not search:  # a rank search strips its tasks' teacher (search.py)
+            dup = _sweep_duplicates(
+                sweep, rung, student_class, ranks, tasks, epsilons, t["epsilon"]
+            )
+        if dup:
+            rest = [i for i in range(len(tasks)) if i not in dup]
+            trained = None
+            if rest:
+                trained = train_restarting(
+                    [tasks[i] for i in rest], student_class, ranks, t["student_seeds"], optim, **kw
+                )
+            for k, v in _with_duplicates(sweep, dup, tasks, ranks[0], trained).items():
+                parts[k].append(v)
+            continue
         if search and not static:
             out = train_by_search(
                 tasks, student_class, t["student_seeds"], optim, k=ranks[-1], **kw
@@ -80,6 +99,43 @@ def train_chunk(
         f = out["factors"]
         wanted = [(t, int(r)) in keep for t, r in zip(f["task_id"], f["rank"])]
         out["factors"] = f[wanted].reset_index(drop=True)
+    return out
+
+
+def _sweep_duplicates(sweep, rung, student_class, ranks, tasks, epsilons, epsilon) -> list[int]:
+    """The tasks (indices) whose static student of ``student_class`` at ``ranks`` (its one rank)
+    the sweep of the same class trained to the same target (ε_task = ``epsilon``)."""
+    if sweep is None or student_class != rung or len(ranks) != 1:
+        return []
+    eps = [epsilon] * len(tasks) if epsilons is None else list(epsilons)
+    m = sweep["metrics"]
+    done = set(zip(m["task_id"], m["rank"].astype(int)))
+    return [
+        i
+        for i, (_, meta) in enumerate(tasks)
+        if eps[i] == epsilon and (meta["task_id"], ranks[0]) in done
+    ]
+
+
+def _with_duplicates(sweep, dup, tasks, rank, trained) -> dict[str, pd.DataFrame]:
+    """The static students' tables: the sweep's rows of the tasks ``dup`` at ``rank`` (marked
+    static), with ``trained`` (the other tasks', or None), in the order training all gives:
+    metrics by task then seed, the curves by task id, rank, seed and step."""
+    ids = [tasks[i][1]["task_id"] for i in dup]
+    position = {m["task_id"]: i for i, (_, m) in enumerate(tasks)}
+    out = {}
+    for name in ("metrics", "dynamics", "loss"):
+        df = sweep[name]
+        part = df[df["task_id"].isin(ids) & (df["rank"] == rank)].assign(static_student=True)
+        if trained is not None:
+            part = pd.concat([part, trained[name]], ignore_index=True)
+        if name == "metrics":
+            key = part["task_id"].map(position)
+            part = part.assign(_t=key).sort_values(["_t", "seed"], kind="stable")
+            part = part.drop(columns="_t")
+        else:
+            part = part.sort_values(["task_id", "rank", "seed", "step"], kind="stable")
+        out[name] = part.reset_index(drop=True)
     return out
 
 
