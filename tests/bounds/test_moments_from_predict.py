@@ -1,4 +1,4 @@
-"""The static rungs' best bounds read P_static's Σ xᵀx (predict/stage.py's ``write_gram``) as
+"""The static rungs' best bounds read P_static's Σ xᵀx (tasks/files.py's ``write_gram``, written by predict) as
 their moment G: bitwise the G they form from the sample in chunks, so the bounds are the same."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from entropic_bound.bounds.best import rung_best_bounds
 from entropic_bound.bounds.moments import teacher_moments, with_moments
 from entropic_bound.bounds.stage import rung_bounds
 from entropic_bound.config.load import load_run_config
-from entropic_bound.predict.stage import data_only_spectra, read_gram
+from entropic_bound.predict.stage import data_only_spectra
 from entropic_bound.predict.static import StaticLeastSquares
-from entropic_bound.tasks.files import load_task
+from entropic_bound.tasks.files import load_task, read_gram
 from entropic_bound.tasks.stage import write_tasks
 
 

@@ -115,7 +115,7 @@ def rung_best_bounds(
     bounds job's table, every column kept as it is) with every route's column and the summary
     of :func:`combine_routes`. ``factors``: the trained students' factors (train/factors.py),
     ``metrics``: the rung's sweep metrics (None: those routes NaN). ``grams``: per task path, a
-    file of P_static's Σ xᵀx (predict/stage.py's ``write_gram``) that a static rung's moments
+    file of P_static's Σ xᵀx (tasks/files.py's ``write_gram``, written by predict) that a static rung's moments
     read in place of forming it (bitwise the same G; absent or another X's: formed here)."""
     b = cfg["bounds"]["best"]
     routes = set(b["routes"])
@@ -161,8 +161,7 @@ def _loaded(path, sample: bool, static: bool, posed, gram_path=None) -> tuple[di
     that the job holds one task's sample at a time, not the rung's. ``gram_path``: P_static's
     Σ xᵀx of the stream (used when it is this task's X)."""
     from entropic_bound.bounds.moments import with_moments
-    from entropic_bound.predict.stage import read_gram
-    from entropic_bound.tasks.files import load_task
+    from entropic_bound.tasks.files import load_task, read_gram
 
     arrays, meta = load_task(path, train=None if sample else 1)
     if not (sample and static):

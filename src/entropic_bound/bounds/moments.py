@@ -113,7 +113,7 @@ def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS, gram=None) -> Sample
     task file's teacher (float32, widened), so these are the moments of the sample's targets to
     float32 precision, as the stored Y is (docs/method.md §5b).
 
-    ``gram``: Σ xᵀx of this X as P_static formed it (predict/stage.py's ``write_gram``), in place
+    ``gram``: Σ xᵀx of this X as P_static formed it (tasks/files.py's ``write_gram``, written by predict), in place
     of the chunked sum: one product over the sample and the chunks' products summed in order are
     the same floats (BLAS sums a product's terms in order into its output;
     tests/bounds/test_moments_from_predict.py), so G is bitwise the one made here."""

@@ -15,7 +15,7 @@ from entropic_bound.core.seeds import noisy_copy_rng
 from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
 from entropic_bound.predict.static import StaticLeastSquares, predict_static
 from entropic_bound.predict.tables import predictions_of
-from entropic_bound.tasks.files import load_task
+from entropic_bound.tasks.files import load_task, write_gram
 
 
 def attention_native_pinv_of(X: np.ndarray):
@@ -38,24 +38,6 @@ def attention_native_spectrum_of(pinv, Y: np.ndarray) -> np.ndarray:
 
     Y = torch.as_tensor(Y, dtype=torch.float64).unsqueeze(0)
     return attention_native_spectrum(pinv, Y)[0].numpy()
-
-
-def write_gram(path, gram: np.ndarray, task_ids=()) -> None:
-    """``path`` (.npz): Σ xᵀx over x = vec(X_i) of a training split (``gram``, unnormalised) and
-    the ``task_ids`` whose X it is."""
-    with open(path, "wb") as fh:  # the name as given (np.savez would add .npz)
-        np.savez(fh, gram=gram, task_ids=np.asarray(list(task_ids), dtype=str))
-
-
-def read_gram(path, task_id: str):
-    """``write_gram``'s Σ xᵀx for ``task_id`` as a float64 tensor, or None if it is not that
-    task's X."""
-    import torch
-
-    with np.load(path, allow_pickle=False) as z:
-        if task_id not in set(z["task_ids"].tolist()):
-            return None
-        return torch.from_numpy(z["gram"])
 
 
 def _shared_input_key(path) -> tuple:

@@ -291,3 +291,23 @@ def _ill_typed(meta: dict) -> list[str]:
 
     fields = [*_INT_FIELDS, *_REAL_FIELDS, "value_map", "rung"]
     return [f"{k} = {meta[k]!r}" for k in fields if not ok(k, meta[k])]
+
+
+def write_gram(path, gram: np.ndarray, task_ids=()) -> None:
+    """``path`` (.npz): Σ xᵀx over x = vec(X_i) of a training split (``gram``, unnormalised) and
+    the ``task_ids`` whose X it is: what P_static forms (predict/stage.py), written once per
+    stream so that the static rungs' best bounds read it (bounds/best.py) instead of forming it
+    again."""
+    with open(path, "wb") as fh:  # the name as given (np.savez would add .npz)
+        np.savez(fh, gram=gram, task_ids=np.asarray(list(task_ids), dtype=str))
+
+
+def read_gram(path, task_id: str):
+    """``write_gram``'s Σ xᵀx for ``task_id`` as a float64 tensor, or None if it is not that
+    task's X."""
+    import torch
+
+    with np.load(path, allow_pickle=False) as z:
+        if task_id not in set(z["task_ids"].tolist()):
+            return None
+        return torch.from_numpy(z["gram"])
