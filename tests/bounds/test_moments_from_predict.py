@@ -3,6 +3,8 @@ their moment G: bitwise the G they form from the sample in chunks, so the bounds
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,7 +34,8 @@ def test_one_product_is_the_chunked_sum_at_d_64():
 def stream(tmp_path_factory):
     """One noise-free stream at n = d = 24 (the products route: n·d > 256), 2500 sequences
     (three chunks of rows, the last partial), a static and an input-dependent rung."""
-    cfg = load_run_config("config/quick.yaml")
+    config = Path(__file__).resolve().parents[2] / "config"  # the clone's: an installed wheel
+    cfg = load_run_config(config / "quick.yaml", base=config / "config.yaml")  # has none
     cfg["task"] = {**cfg["task"], "n": 24, "d": 24, "n_train": 2500, "n_test": 64}
     cfg["task"] |= {"r_star": [2], "rungs": ["L1", "L3"], "lambdas": []}
     cfg["bounds"]["best"] |= {"static_iter": 20, "ranks": "knee"}
