@@ -16,30 +16,18 @@ import argparse
 import csv
 import datetime
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
+from bench_malloc_retain import cpu_model  # one definition of the CPU line (torch-free)
 
 from entropic_bound.predict.attention import attention_native_gram
 
 REPO = Path(__file__).resolve().parents[1]
 SHAPES = [(16384, 64), (16384, 32), (16384, 16)]
-
-
-def cpu_model() -> str:
-    """/proc/cpuinfo's model name, and its widest vector extension (AVX-512, AVX2)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or "unknown"
-    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if "model name" in ln), "")
-    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if "flags" in ln), [])
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    return f"{name or 'unknown'} ({isa})"
 
 
 def einsum_gram(Z1: torch.Tensor, Z2: torch.Tensor) -> torch.Tensor:

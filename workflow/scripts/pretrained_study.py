@@ -13,13 +13,13 @@ from entropic_bound.core.runner import run
 
 
 def main(sm):
+    from entropic_bound.heads.report import markdown_table as markdown
     from entropic_bound.pretrained.figure import figure_pretrained
     from entropic_bound.pretrained.h3 import eligible, evaluate
     from entropic_bound.pretrained.study import (
         check_tolerance,
         knee_summary,
         load_h3,
-        markdown,
         pooled,
         qk_removed,
         registered_names,

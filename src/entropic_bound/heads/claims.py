@@ -151,7 +151,7 @@ def _test_rows(test_id, kind, spec, r, decidable, p_holm, reg) -> list[dict]:
             f"(need {spec['min_models']}); raw permutation p {r['p']:.3g}"
         )
     checks = [first, ("Holm-adjusted p", p_holm, "<=", reg["alpha"])]
-    passed = [_holds(v, sense, t) for _, v, sense, t in checks]
+    passed = [holds(v, sense, t) for _, v, sense, t in checks]
     if not decidable:
         verdict = INCONCLUSIVE
     else:
@@ -174,10 +174,12 @@ def _test_rows(test_id, kind, spec, r, decidable, p_holm, reg) -> list[dict]:
     ]
 
 
-def _holds(value: float, sense: str, threshold: float) -> bool:
+def holds(value: float, sense: str, threshold: float) -> bool:
+    """Whether ``value`` meets ``threshold`` in ``sense`` (">=", "<=", ">"); a missing or
+    non-finite value never does."""
     if value is None or not math.isfinite(value):
         return False
-    return value >= threshold if sense == ">=" else value <= threshold
+    return {">=": value >= threshold, "<=": value <= threshold, ">": value > threshold}[sense]
 
 
 def verdict_markdown(verdicts: pd.DataFrame) -> str:

@@ -11,7 +11,8 @@ from entropic_bound.heads.ranks import SPECTRA, estimator_columns
 
 #: row labels: the spectrum each estimator reads (docs/method.md §9)
 SHORT = {"qk": "(a) W_Qᵀ W_K", "logit": "(b) logit field", "pattn": "(c) P_attn"}
-_RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
+#: the heads' figures' matplotlib settings (also the pretrained heads' figure)
+RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
 
 
 def figure_knees(table: pd.DataFrame, agree: pd.DataFrame, taus):
@@ -32,7 +33,7 @@ def figure_knees(table: pd.DataFrame, agree: pd.DataFrame, taus):
     layers = sorted(table["layer"].unique())
     colors = dict(zip(layers, sns.color_palette("viridis", len(layers)), strict=True))
     top = float(table["d_head"].max())
-    with mpl.rc_context(_RC):
+    with mpl.rc_context(RC):
         fig = Figure(figsize=(2.0 * len(ests) + 0.6, 6.2), layout="constrained")
         axes = fig.subplots(len(SPECTRA), len(ests), squeeze=False, sharey=True)
         for i, spectrum in enumerate(SPECTRA):
@@ -66,7 +67,7 @@ def figure_curve(curve: pd.DataFrame):
     import matplotlib as mpl
     from matplotlib.figure import Figure
 
-    with mpl.rc_context(_RC):
+    with mpl.rc_context(RC):
         fig = Figure(figsize=(4.2, 2.8), layout="constrained")
         ax = fig.subplots()
         ax.plot(curve["step"], curve["train_loss"], label="train (window mean)")

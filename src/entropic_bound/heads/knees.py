@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from entropic_bound.heads.model import TinyGPT, head_weights
-from entropic_bound.predict.datascale import varying_directions
+from entropic_bound.predict.datascale import metric_factors
 
 #: the share of a head's ablation gap that its truncation may cost (the rule above)
 KNEE_FRACTION = 0.01
@@ -48,12 +48,7 @@ def truncated_factors(Wq: torch.Tensor, Wk: torch.Tensor, r: int, G: torch.Tenso
         U, S, Vh = torch.linalg.svd(M)
         left, right = U, Vh.T
     else:
-        evals, basis = varying_directions(G.double())
-        T, root = basis / evals.sqrt(), basis * evals.sqrt()
-        Qa, Ra = torch.linalg.qr(root.T @ Wq.double().T)
-        Qb, Rb = torch.linalg.qr(root.T @ Wk.double().T)
-        u, S, vh = torch.linalg.svd(Ra @ Rb.T)
-        left, right = T @ (Qa @ u), T @ (Qb @ vh.T)
+        left, S, right = metric_factors(Wq, Wk, G)
     root_s = S[:r].sqrt()
     q, k = torch.zeros_like(Wq), torch.zeros_like(Wk)
     q[:r] = (left[:, :r] * root_s).T.to(Wq.dtype)

@@ -24,6 +24,7 @@ from entropic_bound.heads.ranks import (
     pattn_spectrum,
 )
 from entropic_bound.heads.stage import corpus_of, load_model, resolve_device
+from entropic_bound.predict.datascale import second_moment
 
 #: the corpus digests a measurement checks against the model's (the text it was trained and
 #: validated on)
@@ -63,8 +64,7 @@ def _layer_rows(cfg, model, layer, heads, capture, probe, full, log):
     seen = capture_layer(model, capture[:, :-1].to(probe.inputs.device), layer)
     rows, curves, per_window = [], [], []
     mean_full = float(full.mean())
-    flat = seen["x"].reshape(-1, seen["x"].shape[-1]).double()
-    gram = flat.T @ flat / flat.shape[0]  # the inputs' metric E[x xᵀ] (the capture windows)
+    gram = second_moment(seen["x"])  # the inputs' metric E[x xᵀ] (the capture windows)
     for h in heads:
         ranks = head_ranks(
             kernel_spectrum(qk_kernel(model, layer, h).cpu()),

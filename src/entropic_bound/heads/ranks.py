@@ -78,12 +78,13 @@ def kernel_spectrum(M: torch.Tensor) -> np.ndarray:
     return torch.linalg.svdvals(M.double()).numpy()
 
 
-def row_centred_logits(logits: torch.Tensor) -> torch.Tensor:
-    """The causal logit field: [B, n, n] -> [B, n, n], row i centred over its allowed keys
-    j ≤ i (the softmax is invariant to a per-row shift, so only the centred row is seen),
-    the masked entries j > i set to 0."""
+def row_centred_logits(logits: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    """The logit field: [B, n, n] -> [B, n, n], row i centred over its allowed keys (j ≤ i when
+    ``causal``, else all; the softmax is invariant to a per-row shift, so only the centred row
+    is seen), the masked entries j > i set to 0."""
     n = logits.shape[-1]
-    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=logits.device))
+    allowed = torch.ones(n, n, dtype=torch.bool, device=logits.device)
+    allowed = torch.tril(allowed) if causal else allowed
     field = logits.double().masked_fill(~allowed, 0.0)
     counts = allowed.sum(-1, keepdim=True).to(field.dtype)  # i + 1 keys in row i
     centred = field - field.sum(-1, keepdim=True) / counts

@@ -36,6 +36,29 @@ def whitening(G: torch.Tensor, rcond: float = NULL_RCOND) -> torch.Tensor:
     return evecs / evals.sqrt()
 
 
+def second_moment(X: torch.Tensor) -> torch.Tensor:
+    """E[x xᵀ] over every token of X [..., d], float64."""
+    flat = X.reshape(-1, X.shape[-1]).double()
+    return flat.T @ flat / flat.shape[0]
+
+
+def metric_factors(Wq: torch.Tensor, Wk: torch.Tensor, G=None, rcond: float = NULL_RCOND):
+    """(L, s, R) with W_Qᵀ W_K's best rank-r part in the metric of G (the inputs' second moment)
+    ``L[:, :r] diag(s[:r]) R[:, :r]ᵀ`` for every r: G^{+½} [G^½ W_Qᵀ W_K G^½]_r G^{+½} on the
+    directions the tokens vary in (:func:`varying_directions`); G None: the plain SVD. From a QR
+    of each side and the SVD of the small core. ``Wq``, ``Wk``: [d_head, d]."""
+    Aq, Ak = Wq.double().T, Wk.double().T
+    if G is not None:
+        evals, U = varying_directions(G.double(), rcond)
+        T, root = U / evals.sqrt(), U * evals.sqrt()  # Tᵀ G T = I; G = root rootᵀ on the range
+        Aq, Ak = root.T @ Aq, root.T @ Ak
+    Qa, Ra = torch.linalg.qr(Aq)
+    Qb, Rb = torch.linalg.qr(Ak)
+    u, s, vh = torch.linalg.svd(Ra @ Rb.T)
+    left, right = Qa @ u, Qb @ vh.T
+    return (left, s, right) if G is None else (T @ left, s, T @ right)
+
+
 def data_scale_basis(gram: np.ndarray, tokens: int) -> np.ndarray | None:
     """T = U Λ^{-½} [d, k] from the centred tokens' Σ x̃ x̃ᵀ over ``tokens`` tokens: the
     directions they vary in (:func:`varying_directions` of their covariance C), whitened, so

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from entropic_bound.heads.figure import RC
+
 #: the estimators drawn beside the knees: column -> label
 ESTIMATORS = {
     "kernel_0.99": "W_Qᵀ W_K r_E(0.99)",
@@ -13,7 +15,6 @@ ESTIMATORS = {
     "pattn_0.9": "P_attn r_E(0.9)",
     "predict_rank": "predict",
 }
-_RC = {"font.size": 8, "pdf.fonttype": 42, "svg.hashsalt": "entropic-bound"}
 
 
 def figure_pretrained(heads: pd.DataFrame):
@@ -26,7 +27,7 @@ def figure_pretrained(heads: pd.DataFrame):
 
     models = list(dict.fromkeys(heads["model"]))
     colors = dict(zip(ESTIMATORS, sns.color_palette("colorblind", len(ESTIMATORS)), strict=True))
-    with mpl.rc_context(_RC):
+    with mpl.rc_context(RC):
         fig = Figure(figsize=(3.4 * len(models), 3.3), layout="constrained")
         axes = fig.subplots(1, len(models), squeeze=False)[0]
         for ax, model in zip(axes, models, strict=True):

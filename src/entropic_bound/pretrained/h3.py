@@ -16,11 +16,22 @@ import math
 import numpy as np
 import pandas as pd
 
+from entropic_bound.heads.claims import holds
 from entropic_bound.heads.stats import holm, sign_test, stratified_spearman, wilcoxon_greater
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
-COLUMNS = ["test", "model", "check", "value", "sense", "threshold", "heads", "passed", "verdict"]
-COLUMNS += ["note"]
+COLUMNS = [
+    "test",
+    "model",
+    "check",
+    "value",
+    "sense",
+    "threshold",
+    "heads",
+    "passed",
+    "verdict",
+    "note",
+]
 #: the words that promise the knee itself, at least it, at most it (docs/method.md §3)
 EQUAL_WORDS = ("exact", "first-order", "exact at zero noise")
 AT_LEAST, AT_MOST, BETWEEN = "upper bound", "lower bound", "approximate (floor)"
@@ -80,12 +91,6 @@ def word_holds(word: str, answer: float, floor: float, knee: float, step: int) -
 def _row(test, model, check, value, sense, threshold, heads, note="") -> dict:
     row = {"test": test, "model": model, "check": check, "value": float(value), "sense": sense}
     return row | {"threshold": float(threshold), "heads": int(heads), "note": note}
-
-
-def _holds(value, sense, threshold) -> bool:
-    if value is None or not np.isfinite(value):
-        return False
-    return {">=": value >= threshold, "<=": value <= threshold, ">": value > threshold}[sense]
 
 
 def per_model_tests(heads, keep, reg) -> list[tuple[list[dict], float | None, bool]]:
@@ -154,13 +159,13 @@ def pooled_tests(heads, keep, reg, seed: int = 0) -> list[tuple[list[dict], floa
     out = []
     knee = sub["knee_inputs_metric"]
     step = grid_step(sub)
-    holds = [
+    kept = [
         word_holds(w, a, f, k, s)
         for w, a, f, k, s in zip(
             sub["predict_word"], sub["predict_rank"], sub["pattn_floor"], knee, step, strict=True
         )
     ]
-    promised = [h for h in holds if h is not None]
+    promised = [h for h in kept if h is not None]
     broken = sum(1 for h in promised if not h)
     cell = sub["model"].astype(str) + ":" + sub["layer"].astype(str)
     constant = (
@@ -228,7 +233,7 @@ def evaluate(heads: pd.DataFrame, reg: dict, seed: int = 0) -> pd.DataFrame:
             if r["check"] == "p (Holm)":
                 r["value"] = p_holm
                 r["note"] += f"; raw p {p:.3g}"
-        passed = [_holds(r["value"], r["sense"], r["threshold"]) for r in test_rows]
+        passed = [holds(r["value"], r["sense"], r["threshold"]) for r in test_rows]
         verdict = (SUPPORTED if all(passed) else NOT_SUPPORTED) if decidable else INCONCLUSIVE
         rows += [
             r | {"passed": ok if decidable else None, "verdict": verdict}

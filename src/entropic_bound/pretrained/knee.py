@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from entropic_bound.predict.datascale import NULL_RCOND, varying_directions
+from entropic_bound.predict.datascale import NULL_RCOND, metric_factors, second_moment
 
 #: the truncations the registration names, in its order
 METRICS = ("plain", "inputs_metric")
@@ -77,29 +77,18 @@ def _maps(w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
     return torch.cat((w, b[:, None]), dim=1).double()
 
 
-def second_moment(X: torch.Tensor) -> torch.Tensor:
-    """E[x xᵀ] over every token of X [..., d], float64."""
-    flat = X.reshape(-1, X.shape[-1]).double()
-    return flat.T @ flat / flat.shape[0]
-
-
 def kernel_factors(head: Head, metric: str, rcond: float = NULL_RCOND):
     """(F_q, F_k) [d + 1, dh]: the bilinear head's kernel M = F_q F_kᵀ with the columns in the
     order of the truncation ``metric`` (module docstring), so that M_r = F_q[:, :r] F_k[:, :r]ᵀ."""
     Aq, Ak = _maps(head.w_q, head.b_q), _maps(head.w_k, head.b_k)
     if metric == "plain":
-        T = root = torch.eye(Aq.shape[1], dtype=torch.float64)
+        G = None
     elif metric == "inputs_metric":
-        # G = U Λ Uᵀ on the range: G^½ M G^½ = U (Bqᵀ Bk) Uᵀ with B = A U Λ^½, and
-        # M_r = T [Bqᵀ Bk]_r Tᵀ with T = U Λ^{-½}
-        evals, U = varying_directions(second_moment(augment(head.X)), rcond)
-        T, root = U / evals.sqrt(), U * evals.sqrt()
+        G = second_moment(augment(head.X))
     else:
         raise ValueError(f"unknown truncation {metric!r}: one of {', '.join(METRICS)}")
-    Qa, Ra = torch.linalg.qr(root.T @ Aq.T)
-    Qb, Rb = torch.linalg.qr(root.T @ Ak.T)
-    u, s, vh = torch.linalg.svd(Ra @ Rb.T)
-    return T @ (Qa @ u) * s, T @ (Qb @ vh.T)
+    left, s, right = metric_factors(Aq, Ak, G, rcond)
+    return left * s, right
 
 
 def plane_order(head: Head, metric: str) -> torch.Tensor:

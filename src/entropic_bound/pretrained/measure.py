@@ -30,6 +30,7 @@ import torch
 
 from entropic_bound.core.estimators import energy_rank
 from entropic_bound.heads.knees import KNEE_FRACTION
+from entropic_bound.heads.ranks import row_centred_logits
 from entropic_bound.pretrained.knee import (
     METRICS,
     Head,
@@ -37,7 +38,6 @@ from entropic_bound.pretrained.knee import (
     error_curve,
     knee_of,
     relative_error,
-    visible,
 )
 
 #: the per-head table's columns
@@ -106,14 +106,10 @@ def kernel_singular_values(head: Head) -> np.ndarray:
 def field_rank(head: Head, tau: float = 0.9) -> float:
     """The median over windows of r_E(τ) of the row-centred logit field (module docstring)."""
     Qc, Kc = columns(head, "plain")
-    n = Qc.shape[1]
     logits = head.scale * (Qc @ Kc.transpose(1, 2))
     if head.bias is not None:
         logits = logits + head.bias.double()
-    seen = visible(n, head.causal)
-    field = logits.masked_fill(~seen, 0.0)
-    counts = seen.sum(-1, keepdim=True).double()
-    centred = (field - field.sum(-1, keepdim=True) / counts).masked_fill(~seen, 0.0)
+    centred = row_centred_logits(logits, head.causal)
     return float(np.median(energy_rank(torch.linalg.svdvals(centred).numpy(), tau)))
 
 

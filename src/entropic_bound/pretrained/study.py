@@ -99,16 +99,3 @@ def knee_summary(heads: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
 def words_table(heads: pd.DataFrame) -> pd.DataFrame:
     """Per model, how many heads got each of ``predict``'s words."""
     return heads.groupby(["model", "predict_word"]).size().rename("heads").reset_index()
-
-
-def markdown(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A frame as a Markdown table (numbers to ``digits`` significant digits)."""
-
-    def cell(v):
-        if isinstance(v, float):
-            return "—" if not np.isfinite(v) else f"{v:.{digits}g}"
-        return str(v)
-
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(False)]
-    return "\n".join(lines)
