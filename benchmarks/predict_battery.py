@@ -307,7 +307,7 @@ def real_head_shapes() -> list[Case]:
 def predict_case(case: Case) -> list[dict]:
     """predict's answer(s) on one case: one row, or one per head."""
     from entropic_bound.predict import recommend_rank
-    from entropic_bound.pretrained.h3 import word_holds
+    from entropic_bound.predict.words import word_holds
 
     X, Y = make(case)
     causal = case.causal and case.mask_given
@@ -351,7 +351,7 @@ def predict_case(case: Case) -> list[dict]:
 
 def _holds_at_knee(rec, knee: float, word_holds) -> object:
     """Whether the word keeps its promise about the functional knee (in the inputs' metric; H3's
-    P1 rule, ``pretrained.h3.word_holds``): True, False, or None (no promise, or no knee)."""
+    P1 rule, ``predict.words.word_holds``): True, False, or None (no promise, or no knee)."""
     if not np.isfinite(knee) or rec.rank < 0:
         return None
     est = (getattr(rec, "report", {}) or {}).get("predictors", {}).get("P_attn", {})

@@ -79,6 +79,19 @@ def test_which_command_lines_ask_for_the_study(argv, asked):
     assert study_asked(argv, {}) is asked
 
 
+PREDICT_REGISTRATION = """name: H9
+registered: "2026-12-08"
+study: config/heads_study_tiny.yaml
+truth: knee_inputs_metric
+min_eligible_heads: 64
+alpha: 0.05
+tests:
+  W1: {max_broken: 0}
+  W2: {constant: model_median}
+  W3: {min_promised_share: 0.5}
+"""
+
+
 @pytest.mark.extras
 @pytest.mark.skipif(not MAN.is_dir(), reason="no manual pages installed (/usr/share/man/man1)")
 def test_the_tiny_study_end_to_end():
@@ -106,6 +119,27 @@ def test_the_tiny_study_end_to_end():
     predict = pd.read_csv(out / "tables" / "predict.csv")
     assert len(predict) == 8 and predict["predict_rank"].notna().all()
     assert "predict" in set(pd.read_csv(out / "tables" / "predict_estimators.csv")["spectrum"])
+    promised = pd.read_csv(out / "tables" / "promises.csv")
+    assert len(promised) == 8 and promised["split_half"].notna().all()
+    assert pd.read_csv(out / "predict_verdicts.csv").empty  # no registration named: no verdict
+    reg = WORK / "predict_claims.yaml"
+    reg.write_text(PREDICT_REGISTRATION)
+    r = subprocess.run(
+        [
+            *cmd,
+            "--config",
+            f"heads_study_config={TINY}",
+            f"predict_registration={reg}",
+        ],
+        cwd=WORK,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    verdicts = pd.read_csv(out / "predict_verdicts.csv")
+    assert list(verdicts["test"]) == ["W1", "W2", "W3"]
+    assert (verdicts["verdict"] == "inconclusive").all()  # 8 heads, not 64
     anchor = pd.read_csv(out / "tables" / "anchor.csv")
     assert list(anchor["cell"]) == ["stdlib", "man"]
     cost = pd.read_csv(out / "tables" / "cost.csv")

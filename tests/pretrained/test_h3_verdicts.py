@@ -127,17 +127,6 @@ def test_an_unresolved_knee_is_not_eligible():
     assert not h3.eligible(t, REG).any()
 
 
-def test_words_hold_as_promised_solved_by_hand():
-    assert h3.word_holds("exact", 3, np.nan, 3, 1)
-    assert not h3.word_holds("exact", 4, np.nan, 3, 1)
-    assert h3.word_holds("exact", 3, np.nan, 4, 2)  # the rotary knee 4 stands for (2, 4]
-    assert not h3.word_holds("upper bound", 2, np.nan, 3, 1)
-    assert h3.word_holds("lower bound", 2, np.nan, 3, 1)
-    assert h3.word_holds("approximate (floor)", 5, 2, 3, 1)
-    assert not h3.word_holds("approximate (floor)", 5, 4, 3, 1)
-    assert h3.word_holds("low", 40, np.nan, 3, 1) is None
-
-
 def test_clopper_pearson_lower_bound_matches_the_table():
     assert h3.clopper_pearson_lower(5, 10) == pytest.approx(0.187086, abs=1e-5)
     assert h3.clopper_pearson_lower(0, 10) == 0.0

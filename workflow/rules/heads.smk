@@ -12,8 +12,10 @@ import re
 from entropic_bound.config.heads import (  # noqa: E402
     HEADS_RULES,
     HEADS_CONFIG_KEY,
+    PREDICT_CLAIMS_KEY,
     heads_asked,
     load_heads_config,
+    load_predict_claims,
 )
 from entropic_bound.config.heads_study import (  # noqa: E402
     PREDICT_HEADS_KEY,
@@ -39,6 +41,16 @@ STUDY = (
     else {"run_name": "heads_study", "models": {}, "threads": 1}
 )
 STUDY_DIR = f"results/{STUDY['run_name']}"
+#: a registration of predict on the study's heads (`--config predict_registration=<file>`,
+#: docs/method.md §9f): heads_study_predict then writes its verdicts
+PREDICT_REGISTRATION = (
+    in_clone(config[PREDICT_CLAIMS_KEY]) if config.get(PREDICT_CLAIMS_KEY) else None
+)
+PREDICT_CLAIMS = (
+    config_or_exit(load_predict_claims, PREDICT_REGISTRATION)
+    if PREDICT_REGISTRATION
+    else None
+)
 #: every heads model this invocation may build: hrun -> its heads config
 HEADS_RUNS = {
     **({HEADS["run_name"]: HEADS} if "model" in HEADS else {}),
@@ -277,12 +289,21 @@ rule heads_study_predict:
         tables=study_model_files("table"),
         windows=study_model_files("windows"),
         predict=study_model_files("predict"),
+        registration=PREDICT_REGISTRATION or [],
         code=package_code(
-            "heads/study", "heads/report", "heads/baselines", "heads/stats"
+            "heads/study",
+            "heads/report",
+            "heads/baselines",
+            "heads/stats",
+            "heads/promises",
+            "predict/words",
         ),
     output:
         predict=f"{STUDY_DIR}/tables/predict.csv",
         estimators=f"{STUDY_DIR}/tables/predict_estimators.csv",
+        promises=f"{STUDY_DIR}/tables/promises.csv",
+        separation=f"{STUDY_DIR}/tables/separation.csv",
+        verdicts=f"{STUDY_DIR}/predict_verdicts.csv",
         md=f"{STUDY_DIR}/predict.md",
     log:
         f"{STUDY_DIR}/logs/heads_study_predict.log",
@@ -293,5 +314,6 @@ rule heads_study_predict:
         study=STUDY,
         run_dir=study_dir_of,
         benchmarks=study_benchmarks("predict"),
+        registration=PREDICT_CLAIMS,
     script:
         "../scripts/heads_study_predict.py"

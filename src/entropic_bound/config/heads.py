@@ -53,6 +53,24 @@ def load_heads_claims(path) -> dict:
         raise ConfigError(str(exc).replace("heads_claims key", f"{label}: key", 1)) from None
 
 
+#: the pipeline config's key naming a registration of predict on a study's heads (§9f)
+PREDICT_CLAIMS_KEY = "predict_registration"
+
+
+def load_predict_claims(path) -> dict:
+    """A registration of ``predict`` on a heads study's heads (docs/method.md §9f), read strictly
+    and validated by ``schemas/predict_claims.schema.yaml``."""
+    label = f"predict registration {path}"
+    try:
+        doc = read_config(path)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("config file", "predict registration", 1)) from None
+    try:
+        return copy.deepcopy(validate(doc, "predict_claims"))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("predict_claims key", f"{label}: key", 1)) from None
+
+
 def check_heads_relations(cfg: dict) -> None:
     """Rules between keys of a schema-valid heads config; each error names every key."""
     t, m = cfg["train"], cfg["measure"]

@@ -224,7 +224,7 @@ def scale_study_asked(argv: list[str], cfg: dict) -> bool:
 
 
 #: the keys of a pipeline config that name another study's file, not a setting of its run
-STUDY_KEYS = ("scale_list", "heads_config", "heads_study_config")
+STUDY_KEYS = ("scale_list", "heads_config", "heads_study_config", "predict_registration")
 
 
 def run_settings(cfg: dict) -> dict:

@@ -6,11 +6,16 @@ output Y (before the output projection, [B, n, d_head]: d_v ≠ d), with the cau
 
 The config's ``predict`` section says which heads (``heads``: ``all``, ``none`` or a list of
 [layer, head]) and on how many capture windows (``sequences``, the first of the capture set). One
-row per head: its rank, predictor, estimator, confidence, regime and the CPU seconds it took.
+row per head: its rank, predictor, estimator, confidence, regime and the CPU seconds it took,
+and the signals a confidence word may rest on (docs/method.md §9f): the causal fit's spectrum
+(JSON), its residual share and convergence, every start's residual and spectrum, and the same fit
+on the even- and on the odd-numbered windows alone (split halves), and each half's kernel cut to
+every rank read on the other half (the held-out truncation curve, their mean).
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import pandas as pd
@@ -31,6 +36,18 @@ COLUMNS = [
     "predict_confidence",
     "predict_regime",
     "predict_cpu_s",
+    "predict_label",
+    "predict_residual_share",
+    "predict_noise_relative",
+    "predict_converged",
+    "predict_iterations",
+    "predict_spectrum",
+    "predict_starts",
+    "predict_truncation",
+    "predict_spectrum_even",
+    "predict_spectrum_odd",
+    "predict_held_out",
+    "predict_halves_cpu_s",
 ]
 
 
@@ -64,22 +81,75 @@ def predict_heads(cfg: dict, model_path, out_path, log=print, prov: dict | None 
             for _, h in (pair for pair in pairs if pair[0] == layer):
                 start = time.process_time()
                 rec = _recommend(seen["x"], seen["y"][:, h], p)
-                rows.append(
-                    {
-                        "layer": layer,
-                        "head": h,
-                        "predict_rank": float(rec.rank),
-                        "predict_predictor": rec.predictor,
-                        "predict_estimator": rec.estimator,
-                        "predict_confidence": rec.confidence,
-                        "predict_regime": rec.regime,
-                        "predict_cpu_s": time.process_time() - start,
-                    }
-                )
+                row = {
+                    "layer": layer,
+                    "head": h,
+                    "predict_rank": float(rec.rank),
+                    "predict_predictor": rec.predictor,
+                    "predict_estimator": rec.estimator,
+                    "predict_confidence": rec.confidence,
+                    "predict_regime": rec.regime,
+                    "predict_cpu_s": time.process_time() - start,
+                }
+                start = time.process_time()
+                row.update(signals(rec, seen["x"], seen["y"][:, h], p["causal"]))
+                row["predict_halves_cpu_s"] = time.process_time() - start
+                rows.append(row)
                 log(f"layer {layer} head {h}: {rows[-1]}")
     table = pd.DataFrame(rows, columns=COLUMNS)
     write_table(table, out_path, prov)
     return table
+
+
+def signals(rec, X: torch.Tensor, Y: torch.Tensor, causal: bool) -> dict:
+    """What a confidence word may rest on, read from ``predict``'s recommendation on one head,
+    and the causal fit again on the even- and on the odd-numbered windows alone (same form,
+    one start: the whole fit's kernel): a kernel's spectrum does not depend on which windows
+    show it, a floor of estimation noise does."""
+    report = rec.report
+    entry = report["predictors"]["P_attn"]
+    out = {
+        "predict_label": report["frontier"]["mixing"].get("label"),
+        "predict_noise_relative": report["frontier"]["noise"].get("relative"),
+        "predict_spectrum": _json(entry.get("spectrum")),
+    }
+    if not causal or rec.fit is None:
+        return out
+    kernel = rec.fit.kernel
+    from entropic_bound.predict import fit_causal
+    from entropic_bound.predict.causal import held_out_truncation
+
+    prefix = "covariance" if out["predict_label"] == "softmax-like" else "moment"
+    halves = [
+        fit_causal(X[k::2].double(), Y[k::2].double(), prefix=prefix, starts=1, init=kernel)
+        for k in (0, 1)
+    ]
+    crossed = [
+        held_out_truncation(halves[k], X[1 - k :: 2].double(), Y[1 - k :: 2].double(), prefix)
+        for k in (0, 1)
+    ]
+    out.update(
+        predict_residual_share=entry["residual_share"],
+        predict_converged=bool(entry["converged"]),
+        predict_iterations=int(entry["iterations"]),
+        predict_starts=_json([[s["residual"], s["spectrum"]] for s in entry["starts"]]),
+        predict_truncation=_json(entry["truncation_residuals"]),
+        predict_spectrum_even=_json(halves[0].spectrum.tolist()),
+        predict_spectrum_odd=_json(halves[1].spectrum.tolist()),
+        predict_held_out=_json(((crossed[0] + crossed[1]) / 2).tolist()),
+    )
+    return out
+
+
+def _json(values) -> str | None:
+    """A list of floats (or nested lists) as JSON, each to 10 significant digits."""
+    if values is None:
+        return None
+
+    def short(v):
+        return [short(x) for x in v] if isinstance(v, list) else float(f"{v:.10g}")
+
+    return json.dumps(short(list(values)))
 
 
 def _recommend(X: torch.Tensor, Y: torch.Tensor, p: dict):

@@ -93,6 +93,7 @@ def predict_table(heads: pd.DataFrame) -> pd.DataFrame:
     if "predict_rank" not in heads.columns:
         return pd.DataFrame()
     cols = ["model", "cell", "layer", "head", "d_head", "knee", "knee_resolved", "eligible"]
+    cols += [c for c in ("knee_inputs_metric",) if c in heads.columns]
     cols += [c for c in heads.columns if c.startswith("predict_")]
     return heads.loc[heads["predict_rank"].notna(), cols].reset_index(drop=True)
 

@@ -64,7 +64,11 @@ class CausalFit:
     iterations used (of the kept start) and the rows fitted; ``converged``: it stopped at an
     exact fit or a stall, not at the cap; ``kernel``: Â in the tokens' coordinates (no part
     along the dropped directions); ``dropped``: the directions left out on the query and the
-    key side."""
+    key side; ``starts``: (residual, spectrum) of every start tried, in order: starts that
+    reach the same residual from different points and read different spectra say the data do
+    not pin the kernel down; ``curve``: the residual with Ã cut to each rank
+    (:func:`truncation_residuals`); ``kernel_scaled``: Ã, the kernel in the data's scale, with
+    ``left``, ``right`` the whitenings T_L, T_R (``kernel`` = T_L Ã T_Rᵀ)."""
 
     spectrum: torch.Tensor
     resid: float
@@ -75,6 +79,11 @@ class CausalFit:
     converged: bool
     kernel: torch.Tensor | None = None
     dropped: tuple[int, int] = (0, 0)
+    starts: tuple = ()
+    curve: torch.Tensor | None = None
+    kernel_scaled: torch.Tensor | None = None
+    left: torch.Tensor | None = None
+    right: torch.Tensor | None = None
 
 
 def prefix_apply(X: torch.Tensor, prefix: str = "moment"):
@@ -111,10 +120,12 @@ def fit_causal(
     max_iter: int = FIT_MAX_ITER,
     starts: int = FIT_STARTS,
     rcond: float = NULL_RCOND,
+    init: torch.Tensor | None = None,
 ) -> CausalFit:
     """The causal P_attn: Â by variable projection over every row of X: [B, n, d] and
     Y: [B, n, d_v] (see the module docstring), from ``starts`` starting points; needs
-    :func:`rows_needed` rows."""
+    :func:`rows_needed` rows. ``init``: a kernel in the tokens' coordinates (an earlier fit's
+    ``kernel``) to start from instead of Ã = I: read in this fit's coordinates, then the draws."""
     X = torch.as_tensor(X, dtype=torch.float64)
     Y = torch.as_tensor(Y, dtype=torch.float64)
     B, n, d = X.shape
@@ -126,39 +137,29 @@ def fit_causal(
             f"from B·n = {rows} rows of {dv} values; it needs at least {rows_needed(d, dv)} "
             "rows; supply more sequences"
         )
-    flat = X.reshape(rows, d)
-    moment = flat.T @ flat / rows
-    left = whitening(moment, rcond)
-    if prefix == "covariance":
-        mu = flat.mean(0)
-        right = whitening(moment - torch.outer(mu, mu), rcond)
-    else:
-        right = left
-    if right.shape[1] == 0:
-        raise ValueError("the tokens do not vary: every x is the same vector, nothing to fit")
-    problem = _Problem(X @ left, X @ right, Y.reshape(rows, dv), prefix)
+    problem, left, right = _setup(X, Y, prefix, rcond)
     kl, kr = left.shape[1], right.shape[1]
     gen = torch.Generator().manual_seed(0)
     best, seen = None, []
     for start in range(starts):
         A0 = torch.eye(kl, kr, dtype=torch.float64)
-        if start:
+        if not start and init is not None:  # A = T_L Ã T_Rᵀ, so Ã = T_L⁺ A T_R⁺ᵀ
+            A0 = torch.linalg.pinv(left) @ init.double() @ torch.linalg.pinv(right).T
+        elif start:
             A0 = torch.randn(kl, kr, generator=gen, dtype=torch.float64)
         fit = _lbfgs(problem, A0, tol, max_iter)
         best = fit if best is None or fit[1] < best[1] else best
-        seen.append(fit[1])
-        twice = sum(r <= best[1] * (1 + FIT_AGREE) for r in seen) >= 2
+        seen.append((fit[1], _padded(torch.linalg.svdvals(fit[0]), d)))
+        twice = sum(r <= best[1] * (1 + FIT_AGREE) for r, _ in seen) >= 2
         if best[1] <= tol * problem.target or twice:
             break
     Aw, resid, iterations, converged = best
+    curve = truncation_residuals(problem, Aw)
     # Ã = M^½ A C^½ up to rotations on either side, so svd(Ã) is the kernel in the data's own
     # scale; A = T_L Ã T_Rᵀ is the kernel in the tokens' coordinates, with no part along the
     # directions the data never vary in (they are not identifiable, so none is reported)
-    spectrum = torch.zeros(d, dtype=torch.float64)
-    sv = torch.linalg.svdvals(Aw)
-    spectrum[: len(sv)] = sv
     return CausalFit(
-        spectrum,
+        _padded(torch.linalg.svdvals(Aw), d),
         resid,
         rows * dv - unknowns,
         problem.target,
@@ -167,7 +168,79 @@ def fit_causal(
         converged,
         left @ Aw @ right.T,
         (d - kl, d - kr),
+        tuple(seen),
+        curve,
+        Aw,
+        left,
+        right,
     )
+
+
+def _setup(X: torch.Tensor, Y: torch.Tensor, prefix: str, rcond: float):
+    """(problem, T_L, T_R): the projected residual in the whitened coordinates of X's two sides
+    (module docstring)."""
+    B, n, d = X.shape
+    flat = X.reshape(B * n, d)
+    moment = flat.T @ flat / (B * n)
+    left = whitening(moment, rcond)
+    if prefix == "covariance":
+        mu = flat.mean(0)
+        right = whitening(moment - torch.outer(mu, mu), rcond)
+    else:
+        right = left
+    if right.shape[1] == 0:
+        raise ValueError("the tokens do not vary: every x is the same vector, nothing to fit")
+    return _Problem(X @ left, X @ right, Y.reshape(B * n, -1), prefix), left, right
+
+
+def held_out_truncation(fit: CausalFit, X, Y, prefix: str, rcond: float = NULL_RCOND):
+    """The residual share on other windows X, Y (not the fit's) of ``fit``'s kernel cut to each
+    rank r = 0 … d in its own data's scale (the value map and the prefix-mean term solved on
+    X, Y): [d + 1]. Directions that fitted the fit's own noise do not lower it."""
+    X = torch.as_tensor(X, dtype=torch.float64)
+    Y = torch.as_tensor(Y, dtype=torch.float64)
+    problem, left, right = _setup(X, Y, prefix, rcond)
+    u, s, vh = torch.linalg.svd(fit.kernel_scaled, full_matrices=False)
+    to_here = (torch.linalg.pinv(left) @ fit.left, fit.right.T @ torch.linalg.pinv(right).T)
+    out = torch.empty(len(s) + 1, dtype=torch.float64)
+    for r in range(len(s) + 1):
+        Ar = to_here[0] @ ((u[:, :r] * s[:r]) @ vh[:r]) @ to_here[1]
+        out[r] = problem.value_grad(Ar, grad=False)[0] / problem.target
+    return out
+
+
+def truncation_residuals(problem: _Problem, Aw: torch.Tensor) -> torch.Tensor:
+    """The fit's residual with Ã cut to rank r (its SVD's first r terms; the value map and the
+    prefix-mean term solved again) for r = 0 … rank(Ã): [k + 1]. Ã is the kernel in the data's
+    scale, so its SVD cut is the best rank-r kernel in the inputs' metric, and the curve is the
+    knee's own question asked of the fitted head: the least r whose residual is within a share
+    of the ablation's (r = 0: attention by the prefix mean alone) of the full fit's."""
+    u, s, vh = torch.linalg.svd(Aw, full_matrices=False)
+    out = torch.empty(len(s) + 1, dtype=torch.float64)
+    for r in range(len(s) + 1):
+        Ar = (u[:, :r] * s[:r]) @ vh[:r]
+        out[r] = problem.value_grad(Ar, grad=False)[0]
+    return out
+
+
+def fit_knee(curve, fraction: float = 0.01) -> int:
+    """The least r with residual(r) − best ≤ ``fraction`` × (residual(0) − best) on a
+    residual-by-rank curve (:func:`truncation_residuals`, :func:`held_out_truncation`), best its
+    least value (the full rank's in-sample; held out, where the noise directions stop helping);
+    0 when cutting every direction costs nothing."""
+    curve = torch.as_tensor(curve, dtype=torch.float64)
+    best = float(curve.min())
+    gap = float(curve[0]) - best
+    if gap <= 0:
+        return 0
+    return int(torch.nonzero(curve - best <= fraction * gap)[0])
+
+
+def _padded(sv: torch.Tensor, d: int) -> torch.Tensor:
+    """Singular values padded with zeros to d (the directions the data do not vary in)."""
+    spectrum = torch.zeros(d, dtype=torch.float64)
+    spectrum[: len(sv)] = sv
+    return spectrum
 
 
 def _ridged(M: torch.Tensor) -> torch.Tensor:

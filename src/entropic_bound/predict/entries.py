@@ -93,6 +93,12 @@ def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
     )
     entry = _ok(spec, plan.n_causal, kind, est, causal=True, iterations=fit.iterations)
     entry["converged"] = fit.converged
+    entry["residual_share"] = fit.resid / fit.target if fit.target > 0 else 0.0
+    entry["truncation_residuals"] = (fit.curve / fit.target).tolist() if fit.target > 0 else []
+    entry["starts"] = [
+        {"residual": r / fit.target if fit.target > 0 else 0.0, "spectrum": s.tolist()}
+        for r, s in fit.starts
+    ]
     return entry, fit
 
 

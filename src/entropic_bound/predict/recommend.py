@@ -98,6 +98,7 @@ class Recommendation:
     why: str
     notes: list[str] = field(default_factory=list)
     report: dict = field(default_factory=dict, repr=False)  # everything, as `predict --json`
+    fit: object = field(default=None, repr=False)  # the causal fit (causal.CausalFit), or None
 
 
 def check_estimator(name: str) -> None:
@@ -177,6 +178,7 @@ def recommend_source(
         rec["why"],
         notes,
         report,
+        fit,
     )
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 
 from entropic_bound.heads.claims import holds
 from entropic_bound.heads.stats import holm, sign_test, stratified_spearman, wilcoxon_greater
+from entropic_bound.predict.words import word_holds
 
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 COLUMNS = [
@@ -32,9 +33,6 @@ COLUMNS = [
     "verdict",
     "note",
 ]
-#: the words that promise the knee itself, at least it, at most it (docs/method.md §3)
-EQUAL_WORDS = ("exact", "first-order", "exact at zero noise")
-AT_LEAST, AT_MOST, BETWEEN = "upper bound", "lower bound", "approximate (floor)"
 
 
 def grid_step(heads: pd.DataFrame) -> pd.Series:
@@ -70,22 +68,6 @@ def clopper_pearson_lower(k: int, n: int, level: float = 0.95) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if upper_tail(mid) < tail else (lo, mid)
     return lo
-
-
-def word_holds(word: str, answer: float, floor: float, knee: float, step: int) -> bool | None:
-    """Whether ``predict``'s ``word`` keeps its promise about ``knee`` (None: it promises
-    nothing). On a grid of ``step`` the knee stands for (knee − step, knee]."""
-    low = knee - step + 1
-    if word in EQUAL_WORDS:
-        return low <= answer <= knee
-    if word == AT_LEAST:
-        return answer >= low
-    if word == AT_MOST:
-        return answer <= knee
-    if word == BETWEEN:
-        ends = [answer] if not np.isfinite(floor) else [answer, floor]
-        return min(ends) <= knee and max(ends) >= low
-    return None
 
 
 def _row(test, model, check, value, sense, threshold, heads, note="") -> dict:
