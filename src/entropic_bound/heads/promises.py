@@ -192,7 +192,8 @@ def separations(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`separation` on the eligible heads for each reading of :data:`WRONG`."""
     keep = table[table["eligible"]]
     parts = [separation(keep, rule(keep)).assign(wrong=name) for name, rule in WRONG.items()]
-    return pd.concat(parts, ignore_index=True)[["wrong", *parts[0].columns]]
+    out = pd.concat(parts, ignore_index=True)
+    return out[["wrong", *(c for c in out.columns if c != "wrong")]]
 
 
 def separation(table: pd.DataFrame, wrong: pd.Series) -> pd.DataFrame:
