@@ -115,28 +115,15 @@ def signals(rec, X: torch.Tensor, Y: torch.Tensor, causal: bool) -> dict:
     }
     if not causal or rec.fit is None:
         return out
-    kernel = rec.fit.kernel
-    from entropic_bound.predict import fit_causal
-    from entropic_bound.predict.causal import held_out_truncation
-
-    prefix = "covariance" if out["predict_label"] == "softmax-like" else "moment"
-    halves = [
-        fit_causal(X[k::2].double(), Y[k::2].double(), prefix=prefix, starts=1, init=kernel)
-        for k in (0, 1)
-    ]
-    crossed = [
-        held_out_truncation(halves[k], X[1 - k :: 2].double(), Y[1 - k :: 2].double(), prefix)
-        for k in (0, 1)
-    ]
     out.update(
         predict_residual_share=entry["residual_share"],
         predict_converged=bool(entry["converged"]),
         predict_iterations=int(entry["iterations"]),
         predict_starts=_json([[s["residual"], s["spectrum"]] for s in entry["starts"]]),
         predict_truncation=_json(entry["truncation_residuals"]),
-        predict_spectrum_even=_json(halves[0].spectrum.tolist()),
-        predict_spectrum_odd=_json(halves[1].spectrum.tolist()),
-        predict_held_out=_json(((crossed[0] + crossed[1]) / 2).tolist()),
+        predict_spectrum_even=_json((entry.get("half_spectra") or [None, None])[0]),
+        predict_spectrum_odd=_json((entry.get("half_spectra") or [None, None])[1]),
+        predict_held_out=_json(entry.get("held_out_residuals")),
     )
     return out
 

@@ -161,11 +161,13 @@ def promises(predict: pd.DataFrame, truth: str = "knee_inputs_metric") -> pd.Dat
                 "error": range_error(word, answer, floor, knee),
                 **head_signals(row),
                 **{f"answer_{k}": v for k, v in candidate_answers(row).items()},
+                "held_out_curve": row.get("predict_held_out"),
             }
         )
     out = pd.DataFrame(rows, columns=TABLE_COLUMNS) if not rows else pd.DataFrame(rows)
     out["constant"] = out.groupby("model")["truth"].transform("median")
     out["constant_error"] = (out["constant"] - out["truth"]).abs()
+    out["point_error"] = (out["answer"] - out["truth"]).abs()
     return out
 
 
@@ -236,8 +238,9 @@ VERDICT_COLUMNS = [
 def evaluate(table: pd.DataFrame, reg: dict) -> pd.DataFrame:
     """A predict registration's verdicts on :func:`promises`' table (docs/method.md §9f): over
     the eligible heads, **W1** no word breaks its promise (and the count of heads with one);
-    **W2** the answer, read with its word, beats the model-median constant: one-sided exact
-    Wilcoxon signed-rank of |constant − truth| − error (zeros dropped), p ≤ alpha; **W3** a
+    **W2** the answer (the rank itself: a range would win by being wide) beats the model-median
+    constant: one-sided exact Wilcoxon signed-rank of |constant − truth| − |answer − truth|
+    (zeros dropped), p ≤ alpha; **W3** a
     promise on at least ``min_promised_share`` of the eligible heads. Each verdict is
     ``inconclusive`` under ``min_eligible_heads``; Holm's family is W2's p alone."""
     if reg is None:
@@ -247,7 +250,7 @@ def evaluate(table: pd.DataFrame, reg: dict) -> pd.DataFrame:
     enough = n >= reg["min_eligible_heads"]
     promised = keep["holds"].dropna()
     broken = int((~promised.astype(bool)).sum())
-    _, p = wilcoxon_greater((keep["constant_error"] - keep["error"]).to_numpy(float))
+    _, p = wilcoxon_greater((keep["constant_error"] - keep["point_error"]).to_numpy(float))
     share = len(promised) / n if n else 0.0
     t = reg["tests"]
     checks = [
@@ -286,7 +289,7 @@ def promises_markdown(table, sep, verdicts, reg) -> str:
     lines += [
         f"{len(keep)} eligible heads; truth: {reg['truth'] if reg else 'knee_inputs_metric'}. "
         f"Words: {keep['word'].value_counts().to_dict()}; {len(promised)} promise something, "
-        f"{int((~promised).sum())} broken. Mean |error| {keep['error'].mean():.2f} against the "
+        f"{int((~promised).sum())} broken. Mean |error| {keep['point_error'].mean():.2f} against the "
         f"model-median constant's {keep['constant_error'].mean():.2f}; the answer is below the "
         f"truth on {int(keep['under'].sum())}.",
         "",

@@ -9,7 +9,7 @@ import torch
 
 from entropic_bound.core.estimators import OPT_IN_ESTIMATORS, all_estimators, estimate
 from entropic_bound.predict.base import log_inversion_spectrum
-from entropic_bound.predict.causal import fit_causal
+from entropic_bound.predict.causal import fit_causal, fit_knee, held_out_truncation
 from entropic_bound.predict.inversion import predict_inversion
 from entropic_bound.predict.placement import softmax_kernel
 from entropic_bound.predict.scan import AUTO_ESTIMATOR
@@ -79,6 +79,31 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
     return preds, fit
 
 
+#: the causal fit's own knee, held out (docs/method.md §3, "The fit's own knee"): the least rank
+#: whose held-out residual is within this share of the ablation's gap of the best rank's
+HELD_OUT_KNEE = "held_out_knee"
+HELD_OUT_FRACTION = 0.01
+
+
+def held_out(data, fit, prefix: str) -> dict:
+    """The causal fit again on the even- and on the odd-numbered sequences alone (one start: the
+    whole fit's kernel), and each half's kernel cut to every rank in its own data's scale, read
+    on the other half (value map and prefix-mean term solved there): their mean residual share
+    by rank (``held_out_residuals``) and the halves' spectra. Empty when a half has too few rows
+    to fit."""
+    X, Y = (torch.as_tensor(a, dtype=torch.float64) for a in data)
+    parts = [(X[k::2].contiguous(), Y[k::2].contiguous()) for k in (0, 1)]
+    try:
+        halves = [fit_causal(*part, prefix=prefix, starts=1, init=fit.kernel) for part in parts]
+    except ValueError:
+        return {}
+    crossed = [held_out_truncation(halves[k], *parts[1 - k], prefix) for k in (0, 1)]
+    return {
+        "held_out_residuals": ((crossed[0] + crossed[1]) / 2).tolist(),
+        "half_spectra": [h.spectrum.tolist() for h in halves],
+    }
+
+
 def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
     """P_attn under the causal mask (predict/causal.py): linear form, or the first-order softmax
     form (prefix covariance and prefix mean) for softmax-like data."""
@@ -99,6 +124,11 @@ def causal_entry(data, plan, mix, est) -> tuple[dict, object]:
         {"residual": r / fit.target if fit.target > 0 else 0.0, "spectrum": s.tolist()}
         for r, s in fit.starts
     ]
+    entry.update(held_out(data, fit, prefix))
+    if entry.get("held_out_residuals"):
+        entry["estimates"][HELD_OUT_KNEE] = float(
+            fit_knee(entry["held_out_residuals"], HELD_OUT_FRACTION)
+        )
     return entry, fit
 
 

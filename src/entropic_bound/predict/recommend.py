@@ -22,7 +22,7 @@ import torch
 from entropic_bound.core.estimators import estimate, estimator_names, round_rank
 from entropic_bound.predict import scan
 from entropic_bound.predict.confidence import assess
-from entropic_bound.predict.entries import predictor_entries
+from entropic_bound.predict.entries import HELD_OUT_KNEE, predictor_entries
 from entropic_bound.predict.placement import mixing, noise, regime, static_residual
 from entropic_bound.predict.scan import (
     AUTO_ESTIMATOR,
@@ -150,7 +150,7 @@ def recommend_source(
     if name == "P_static":  # a static kernel shows its form directly; the token diagnostic need not
         mix["label"] = "softmax-like" if preds["P_static"]["softmax_kernel"] else "linear-like"
         mix["basis"] = "P_static's kernel M̂ (softmax: positive with equal row sums)"
-    est = chosen_estimator(settings.estimator, case)
+    est = chosen_estimator(settings.estimator, case, preds[name]["estimates"])
     attn_cut = int(round_rank(preds["P_attn"]["estimates"][est]))
     resid = static_residual(*gathered["static"]) if name == "P_static" else None
     attn_spec = np.asarray(preds["P_attn"]["spectrum"])
@@ -182,11 +182,15 @@ def recommend_source(
     )
 
 
-def chosen_estimator(asked: str, case: str) -> str:
+def chosen_estimator(asked: str, case: str, estimates: dict | None = None) -> str:
     """The estimator of the recommendation: the one asked for, except that the default
-    (``auto``) reads softmax-like P_attn spectra with the floor-aware rank when X3 adopted it."""
+    (``auto``) reads softmax-like P_attn spectra with the floor-aware rank when X3 adopted it,
+    and causal softmax heads by the causal fit's own knee held out, where the halves could be
+    fitted (docs/method.md §3)."""
     if asked != AUTO_ESTIMATOR:
         return asked
+    if case == "causal_softmax" and estimates and HELD_OUT_KNEE in estimates:
+        return HELD_OUT_KNEE
     if FLOOR_FOR_SOFTMAX and case in SOFTMAX_CASES:
         return "floor"
     return DEFAULT_ESTIMATOR

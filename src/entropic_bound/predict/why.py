@@ -166,4 +166,12 @@ def _estimator_words(estimator: str) -> str:
             "softmax-like data, where P_attn's spectrum is A's over a flat floor that r_E(0.99) "
             "counts (X3: exact far more often on held-out frontier seeds; docs/method.md §8)"
         )
+    if estimator == "held_out_knee":
+        return (
+            "held_out_knee is the causal fit's own knee, held out: the fit repeated on the even- "
+            "and on the odd-numbered sequences, each half's kernel cut to every rank in its data's "
+            "scale and read on the other half; the least rank whose held-out residual is within "
+            "1 % of the ablation's gap of the best rank's (docs/method.md §3, \"The fit's own "
+            "knee\"): the knee's own question, asked of the fitted head on data it did not see"
+        )
     return f"{estimator} was chosen with --estimator (rounded to the nearest integer)"
