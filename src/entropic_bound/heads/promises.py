@@ -7,19 +7,8 @@ knees and :mod:`.predicted`'s columns). The truth is the knee read in the inputs
 (``knee_inputs_metric``), the rank a data-only predictor aims at (the plain knee is at least
 as high, §9); a word's promise is :func:`predict.words.word_holds` on it.
 
-The signals, each read from the head's own data (none from its knee):
-
-* ``split_half``: the largest distance of the chosen estimator read on the causal fit of the
-  even-numbered and of the odd-numbered windows alone from the answer on all of them. A kernel's
-  rank does not depend on which windows show it; a rank that moves with them counts noise.
-* ``starts_spread``: the range of the estimator over the fit's starts whose residual is within
-  ``STARTS_AGREE`` of the least: starts that fit equally well and read different ranks say the
-  data do not pin the kernel down.
-* ``residual_share``: the share of Y's energy the first-order causal form leaves unfitted.
-* ``energy_spread``: r_E(0.99) − r_E(0.9) of the fit's spectrum: a spectrum that decays without a
-  gap (wide) against one that stops (narrow).
-* ``gap_ratio``: s_{r+1}/s_r at the answer r: how far the spectrum falls where the answer cuts.
-* ``iterations``: L-BFGS iterations of the kept start.
+The signals are :mod:`predict.causal_signals`' (each read from the head's own data, none from
+its knee).
 """
 
 from __future__ import annotations
@@ -33,20 +22,8 @@ from entropic_bound.core.estimators import estimate, round_rank
 from entropic_bound.heads.claims import holds
 from entropic_bound.heads.report import markdown_table
 from entropic_bound.heads.stats import wilcoxon_greater
+from entropic_bound.predict.causal_signals import SIGNALS, causal_signals
 from entropic_bound.predict.words import range_error, word_holds
-
-#: starts within this relative residual of the least count as reaching the same fit
-STARTS_AGREE = 1e-3
-#: the signals, each read so that larger is less trustworthy, except gap_ratio (larger: the
-#: spectrum falls less where the answer cuts, also less trustworthy)
-SIGNALS = (
-    "split_half",
-    "starts_spread",
-    "residual_share",
-    "energy_spread",
-    "gap_ratio",
-    "iterations",
-)
 
 
 def _spectrum(text) -> np.ndarray | None:
@@ -60,29 +37,22 @@ def _rank(spectrum: np.ndarray, estimator: str) -> float:
 
 
 def head_signals(row: pd.Series) -> dict:
-    """Every signal (module docstring) of one head's predict row; NaN where not measured."""
-    out = dict.fromkeys(SIGNALS, np.nan)
-    answer, est = float(row["predict_rank"]), row["predict_estimator"]
-    s = _spectrum(row.get("predict_spectrum"))
-    if s is not None and s[0] > 0:
-        out["energy_spread"] = _rank(s, "energy_0.99") - _rank(s, "energy_0.9")
-        r = int(answer)
-        out["gap_ratio"] = float(s[r] / s[r - 1]) if 0 < r < len(s) and s[r - 1] > 0 else 0.0
+    """Every signal (:func:`predict.causal_signals.causal_signals`) of one head's predict row,
+    from the report entry its JSON columns hold; NaN where not measured."""
     halves = [_spectrum(row.get(f"predict_spectrum_{k}")) for k in ("even", "odd")]
-    if all(h is not None for h in halves):
-        out["split_half"] = max(abs(_rank(h, est) - answer) for h in halves)
     starts = json.loads(row["predict_starts"]) if isinstance(row.get("predict_starts"), str) else []
-    if starts:
-        best = min(r for r, _ in starts)
-        ranks = [_rank(np.asarray(sp), est) for r, sp in starts if r <= best * (1 + STARTS_AGREE)]
-        out["starts_spread"] = max(ranks) - min(ranks)
-    for key, col in (
-        ("residual_share", "predict_residual_share"),
-        ("iterations", "predict_iterations"),
-    ):
-        if col in row and pd.notna(row[col]):
-            out[key] = float(row[col])
-    return out
+    entry = {
+        "spectrum": _spectrum(row.get("predict_spectrum")),
+        "half_spectra": halves if all(h is not None for h in halves) else None,
+        "starts": [{"residual": r, "spectrum": sp} for r, sp in starts],
+        "residual_share": _number(row.get("predict_residual_share")),
+        "iterations": _number(row.get("predict_iterations")),
+    }
+    return causal_signals(entry, float(row["predict_rank"]))
+
+
+def _number(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 #: the answers compared on the tuning heads: energy ranks of the fit's spectrum, and the fit's
@@ -95,6 +65,7 @@ CANDIDATES = (
     "fit_knee_0.05",
     "held_out_knee_0.01",
     "held_out_knee_0.05",
+    "held_out_knee_0.1",
 )
 
 

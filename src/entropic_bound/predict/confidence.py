@@ -49,6 +49,8 @@ import math
 import numpy as np
 import torch
 
+from entropic_bound.predict.causal_signals import HELD_OUT_KNEE, causal_signals, causal_word
+
 #: the Gavish–Donoho factor of the floor-aware rank (docs/method.md §2): cut = 1.43 × the floor
 FLOOR_CUT = 1.43
 #: the floor outweighs the first-order part: the energy beyond the cut at least this share
@@ -171,6 +173,10 @@ def assess(rec: dict, case: str, pred: dict, mix: dict, tally: Tally, acc, causa
         lowered.append((word, why))
 
     softmax = mix.get("label") == "softmax-like"
+    if case == "causal_softmax" and rec["estimator"] == HELD_OUT_KNEE:
+        signals.update(causal_signals(pred, rec["min_qk_rank"]))
+        rec["confidence"], why = causal_word(signals)
+        rec["why"] += "; " + why
     if rec["predictor"] == "P_attn" and softmax and not causal:
         share = float(rec["tail_energy"])
         signals["floor_share"] = share

@@ -10,6 +10,7 @@ import torch
 from entropic_bound.core.estimators import OPT_IN_ESTIMATORS, all_estimators, estimate
 from entropic_bound.predict.base import log_inversion_spectrum
 from entropic_bound.predict.causal import fit_causal, fit_knee, held_out_truncation
+from entropic_bound.predict.causal_signals import HELD_OUT_FRACTION, HELD_OUT_KNEE
 from entropic_bound.predict.inversion import predict_inversion
 from entropic_bound.predict.placement import softmax_kernel
 from entropic_bound.predict.scan import AUTO_ESTIMATOR
@@ -77,12 +78,6 @@ def predictor_entries(acc, gathered, plan, mix, settings, notes, th) -> tuple[di
     )
     preds["P_invert"] = invert_entry(gathered["invert"], plan, settings, notes)
     return preds, fit
-
-
-#: the causal fit's own knee, held out (docs/method.md §3, "The fit's own knee"): the least rank
-#: whose held-out residual is within this share of the ablation's gap of the best rank's
-HELD_OUT_KNEE = "held_out_knee"
-HELD_OUT_FRACTION = 0.01
 
 
 def held_out(data, fit, prefix: str) -> dict:

@@ -21,8 +21,9 @@ import torch
 
 from entropic_bound.core.estimators import estimate, estimator_names, round_rank
 from entropic_bound.predict import scan
+from entropic_bound.predict.causal_signals import HELD_OUT_KNEE
 from entropic_bound.predict.confidence import assess
-from entropic_bound.predict.entries import HELD_OUT_KNEE, predictor_entries
+from entropic_bound.predict.entries import predictor_entries
 from entropic_bound.predict.placement import mixing, noise, regime, static_residual
 from entropic_bound.predict.scan import (
     AUTO_ESTIMATOR,

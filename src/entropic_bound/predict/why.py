@@ -38,14 +38,13 @@ _FIXED = {
         "through X's row space, so longer sequences (n >= d) are needed for an exact answer",
     ),
     "causal_softmax": (
-        "upper bound",
+        "low",
         "under the causal mask each row i has its own map, so P_attn fits the rows "
         "y_i = x̄_{≤i}ᵀV + x_iᵀ A Q_i W (Q_i the prefix covariance, first order in β of causal "
-        "softmax attention) by least squares over the rows; svd(Â) is A's spectrum to first "
-        "order, plus a tail from the non-linear part that decays without a flat floor, which "
-        "r_E(0.99) counts once it holds more than 1 % of the energy: the rank is an upper bound, "
-        "reached when the attention is first order (logits of standard deviation ≲ 2) and "
-        "exceeded as it sharpens",
+        "softmax attention) by least squares over the rows; svd(Â) is A's spectrum in the data's "
+        "scale to first order, plus a tail from the non-linear part and from noise that decays "
+        "without a gap, so the answer is the fit's own knee, held out (the least rank whose "
+        "residual on sequences the fit did not see is within 10 % of the ablation's gap)",
     ),
     "undetermined": (
         "low",
@@ -171,7 +170,7 @@ def _estimator_words(estimator: str) -> str:
             "held_out_knee is the causal fit's own knee, held out: the fit repeated on the even- "
             "and on the odd-numbered sequences, each half's kernel cut to every rank in its data's "
             "scale and read on the other half; the least rank whose held-out residual is within "
-            "1 % of the ablation's gap of the best rank's (docs/method.md §3, \"The fit's own "
+            "10 % of the ablation's gap of the best rank's (docs/method.md §3, \"The fit's own "
             "knee\"): the knee's own question, asked of the fitted head on data it did not see"
         )
     return f"{estimator} was chosen with --estimator (rounded to the nearest integer)"
