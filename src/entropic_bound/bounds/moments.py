@@ -102,7 +102,9 @@ def chunked_moments(X, Y, rows: int = MOMENT_CHUNK_ROWS) -> SampleMoments:
     return _product_layout(*_chunked_products(X, Y, rows), n, d)
 
 
-def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS, gram=None) -> SampleMoments:
+def teacher_moments(
+    X, M, V, rows: int = MOMENT_CHUNK_ROWS, gram=None, sequences: int | None = None
+) -> SampleMoments:
     """The product route's moments of a noise-free static task, Y_i = M X_i V, from X alone: G as
     :func:`chunked_moments` makes it, and from G and the teacher (M [n, n], V [d, d])
 
@@ -116,23 +118,27 @@ def teacher_moments(X, M, V, rows: int = MOMENT_CHUNK_ROWS, gram=None) -> Sample
     ``gram``: Σ xᵀx of this X as P_static formed it (tasks/files.py's ``write_gram``, written by predict), in place
     of the chunked sum: one product over the sample and the chunks' products summed in order are
     the same floats (BLAS sums a product's terms in order into its output;
-    tests/bounds/test_moments_from_predict.py), so G is bitwise the one made here."""
+    tests/bounds/test_moments_from_predict.py), so G is bitwise the one made here. With ``gram``,
+    X is read for its shape alone and ``sequences`` (default: X's) is the number ``gram`` sums:
+    the caller need not make the sample (bounds/best.py makes one sequence of it)."""
     n, d = X.shape[1:]
     if gram is None:
         G, _, _ = _chunked_products(X, None, rows)
     else:
-        G = _as64(gram).clone().div_(X.shape[0])
+        G = _as64(gram).clone().div_(X.shape[0] if sequences is None else sequences)
     M, V = _as64(M), _as64(V)
     C = M @ (G.view(n, d, n, d) @ V)  # [b, j, a, m]
     y2 = (M.T[:, None, :, None] * V[None, :, None, :] * C).sum()
     return _product_layout(G, C.reshape(n * d, n * d), y2, n, d)
 
 
-def task_moments(arrays: dict, meta: dict | None = None, gram=None) -> SampleMoments:
+def task_moments(
+    arrays: dict, meta: dict | None = None, gram=None, sequences: int | None = None
+) -> SampleMoments:
     """The moments of a task's whole training split (``X_train``, ``Y_train``), by its route; on
     the product route, a task at σ = 0 whose ``meta`` is given (its rung, β, σ) has C and mean
     ‖Y‖² from its teacher (:func:`teacher_moments`: ``kernel``, ``V``, ``P`` of ``arrays``; G
-    from ``gram``, Σ xᵀx of its X, when given)."""
+    from ``gram``, Σ xᵀx of its X over ``sequences`` of them, when given)."""
     X, Y = arrays["X_train"], arrays["Y_train"]
     if moments_route(X.shape[1], X.shape[2]) == "einsum":
         return SampleMoments(*sample_moments(X, Y), "einsum")
@@ -142,16 +148,18 @@ def task_moments(arrays: dict, meta: dict | None = None, gram=None) -> SampleMom
         M = static_mixing(meta["class"], kernel, n=n, d=d, beta=float(meta["beta"]), P=P)
         if gram is None:
             return teacher_moments(X, M, arrays["V"])
-        return teacher_moments(X, M, arrays["V"], gram=gram)
+        return teacher_moments(X, M, arrays["V"], gram=gram, sequences=sequences)
     return chunked_moments(X, Y)
 
 
-def with_moments(arrays: dict, meta: dict | None = None, gram=None) -> dict:
+def with_moments(
+    arrays: dict, meta: dict | None = None, gram=None, sequences: int | None = None
+) -> dict:
     """A task's arrays with its training split replaced by its moments (``moments``,
     :func:`task_moments`): what the moment batch reads, without the sample (a best-bounds job
     then holds one task's data at a time, not a rung's)."""
     out = {k: v for k, v in arrays.items() if k not in ("X_train", "Y_train")}
-    out["moments"] = task_moments(arrays, meta, gram)
+    out["moments"] = task_moments(arrays, meta, gram, sequences)
     return out
 
 

@@ -128,16 +128,55 @@ def attention_native_gram(Z1: torch.Tensor, Z2: torch.Tensor) -> torch.Tensor:
         or B == 0
     ):
         return torch.einsum("gbij,gbkj->gik", Z1, Z2)
-    block = max(GRAM_BLOCK_ELEMENTS // (Z1.shape[2] * dv), -(-16 // dv), 1)
     C = None
-    start = 0
+    for start, stop in gram_blocks(B, Z1.shape[2], dv):
+        C = _add_block(C, Z1[:, start:stop], Z2[:, start:stop])
+    return C
+
+
+def gram_blocks(B: int, d: int, dv: int) -> list[tuple[int, int]]:
+    """The sequence ranges of :func:`attention_native_gram`'s blocks on CPU ([G, B, d, d_v])."""
+    block = max(GRAM_BLOCK_ELEMENTS // (d * dv), -(-16 // dv), 1)
+    out, start = [], 0
     while start < B:
         stop = B if B - start < 2 * block else start + block  # the last block: the whole rest
-        A = Z1[:, start:stop].transpose(1, 2).reshape(G, Z1.shape[2], -1).contiguous()
-        R = Z2[:, start:stop].transpose(-1, -2).reshape(G, -1, Z2.shape[2]).contiguous()
-        C = A @ R if C is None else C.baddbmm_(A, R)
+        out.append((start, stop))
         start = stop
-    return C
+    return out
+
+
+def _add_block(C, Z1: torch.Tensor, Z2: torch.Tensor) -> torch.Tensor:
+    """C + Σ_b Z1_b Z2_bᵀ over one block (C None: the block's product)."""
+    G = Z1.shape[0]
+    A = Z1.transpose(1, 2).reshape(G, Z1.shape[2], -1).contiguous()
+    R = Z2.transpose(-1, -2).reshape(G, -1, Z2.shape[2]).contiguous()
+    return A @ R if C is None else C.baddbmm_(A, R)
+
+
+def attention_native_spectrum_streamed(
+    pinv: torch.Tensor, targets, rows: int, dv: int | None = None
+) -> torch.Tensor:
+    """:func:`attention_native_spectrum` of pinv: [G, B, d, n] (float64, CPU) and Y given by
+    ``targets(start, stop)`` (Y[:, start:stop] as float64 [G, b, n, d_v]; ``dv``: d unless
+    given): Z = X̃⁺ Y made at most ``rows`` sequences at a time (whole blocks of
+    :func:`attention_native_gram`, at least one) and C summed block by block in sequence order,
+    so no whole Y or Z is held. The products are per sequence, so C is bitwise the one call's
+    (tests/predict/test_static_chunks.py); ``rows`` ≥ B: the one call."""
+    G, B, d, _ = pinv.shape
+    if rows >= B:
+        return attention_native_spectrum(pinv, targets(0, B))
+    blocks = gram_blocks(B, d, d if dv is None else dv)
+    C, i = None, 0
+    while i < len(blocks):
+        lo, j = blocks[i][0], i + 1
+        while j < len(blocks) and blocks[j][1] - lo <= rows:
+            j += 1
+        hi = blocks[j - 1][1]
+        Z = pinv[:, lo:hi] @ targets(lo, hi)
+        for a, b in blocks[i:j]:
+            C = _add_block(C, Z[:, a - lo : b - lo], Z[:, a - lo : b - lo])
+        i = j
+    return attention_native_eig(C)
 
 
 def attention_native_spectrum(pinv: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:

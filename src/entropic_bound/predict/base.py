@@ -12,16 +12,16 @@ import torch
 DEFAULT_CLIP = 1e-12
 
 
-def _as_groups(X, Y, name: str, any_dv: bool = False) -> tuple[torch.Tensor, torch.Tensor, bool]:
+def _as_groups(
+    X, Y, name: str, any_dv: bool = False, keep_dtype: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, bool]:
     """X: [B, n, d] or [G, B, n, d] and Y of the same shape (``any_dv``: but any last axis
-    d_v) as float64 tensors with a group axis, and whether there was none (``single``)."""
+    d_v) as float64 tensors with a group axis, and whether there was none (``single``).
+    ``keep_dtype``: as tensors of their own dtype (no float64 copy; the caller widens chunks)."""
     same = X is Y  # one array checked once (P_static's sides: 16M values each at d = n = 64)
-    X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float64)
-    Y = (
-        X
-        if same
-        else torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=torch.float64)
-    )
+    dtype = None if keep_dtype else torch.float64
+    X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=dtype)
+    Y = X if same else torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=dtype)
     single = X.ndim == 3
     if X.ndim not in (3, 4):
         raise ValueError(

@@ -12,19 +12,37 @@ import pandas as pd
 from entropic_bound.core.progress import report
 from entropic_bound.core.rungs import is_softmax
 from entropic_bound.core.seeds import noisy_copy_rng
-from entropic_bound.predict.attention import attention_native_pinv, attention_native_spectrum
-from entropic_bound.predict.static import StaticLeastSquares, predict_static
+from entropic_bound.predict.attention import (
+    attention_native_pinv,
+    attention_native_spectrum_streamed,
+)
+from entropic_bound.predict.static import (
+    StaticLeastSquares,
+    predict_static,
+    static_chunk_rows,
+    static_chunks,
+)
 from entropic_bound.predict.tables import predictions_of
 from entropic_bound.tasks.files import load_task, write_gram
 
 
-def attention_native_pinv_of(X: np.ndarray):
-    """P_attn's X side, X̃⁺: [1, B, d, n] (as predict_attention_native computes it)."""
+def attention_native_pinv_of(X: np.ndarray, rows: int | None = None):
+    """P_attn's X side, X̃⁺: [1, B, d, n] (as predict_attention_native computes it), from X in any
+    float dtype, ``rows`` sequences at a time widened to float64 (None: P_static's chunks,
+    predict/static.py's ``static_chunk_rows``); each sequence's X̃⁺ is its own, so the chunks give
+    the one call's floats without a whole float64 copy of X."""
     import torch
 
-    X = torch.as_tensor(X, dtype=torch.float64).unsqueeze(0)
+    B, n, d = X.shape
+    rows = static_chunk_rows(B, n * d) if rows is None else rows
     try:
-        return attention_native_pinv(X)
+        if rows >= B:
+            return attention_native_pinv(torch.as_tensor(X, dtype=torch.float64).unsqueeze(0))
+        pinv = torch.empty(1, B, d, n, dtype=torch.float64)
+        for lo, hi in static_chunks(B, rows):
+            part = torch.as_tensor(X[lo:hi], dtype=torch.float64).unsqueeze(0)
+            pinv[:, lo:hi] = attention_native_pinv(part)
+        return pinv
     except RuntimeError:
         raise ValueError(
             "P_attn: a sequence's token matrix is singular; drop degenerate "
@@ -32,12 +50,24 @@ def attention_native_pinv_of(X: np.ndarray):
         ) from None
 
 
-def attention_native_spectrum_of(pinv, Y: np.ndarray) -> np.ndarray:
-    """P_attn's spectrum [d] from a cached X̃⁺ (as predict_attention_native computes it)."""
+def attention_native_spectrum_of(
+    pinv, Y: np.ndarray, noise: np.ndarray | None = None, scale: float = 0.0, rows=None
+) -> np.ndarray:
+    """P_attn's spectrum [d] from a cached X̃⁺ (as predict_attention_native computes it) of Y, or
+    of its noisy copy Y + scale·noise (in float64), made ``rows`` sequences at a time (None:
+    P_static's chunks): no whole float64 copy of Y, its noisy copy or Z."""
     import torch
 
-    Y = torch.as_tensor(Y, dtype=torch.float64).unsqueeze(0)
-    return attention_native_spectrum(pinv, Y)[0].numpy()
+    B, n, dv = Y.shape
+    rows = static_chunk_rows(B, n * dv) if rows is None else rows
+
+    def targets(lo: int, hi: int):
+        Yc = np.asarray(Y[lo:hi], dtype=np.float64)
+        if noise is not None and scale:
+            Yc = Yc + scale * noise[lo:hi]
+        return torch.as_tensor(Yc, dtype=torch.float64).unsqueeze(0)
+
+    return attention_native_spectrum_streamed(pinv, targets, rows, dv)[0].numpy()
 
 
 def _shared_input_key(path) -> tuple:
@@ -71,28 +101,29 @@ def data_only_spectra(cfg: dict, task_paths, progress=None, gram_out=None) -> pd
     # per-sequence X̃⁺) is computed once per distinct X and one is held at a time (the results
     # are those of computing it per call); the table keeps the order of task_paths
     order = sorted(range(len(task_paths)), key=lambda i: _shared_input_key(task_paths[i]))
-    # (X as stored in float32, its StaticLeastSquares, X̃⁺ [1, B, d, n], X in float64)
-    shared: tuple = (None, None, None, None)
+    # (X as stored in float32, its StaticLeastSquares, X̃⁺ [1, B, d, n]): X and Y stay float32 as
+    # stored; both predictors widen chunks of sequences to float64 (their sums are those of the
+    # whole float64 arrays, bitwise), so no whole float64 copy of a task's data is held
+    shared: tuple = (None, None, None)
     noise_of: tuple = (None, None)  # ((r*, seed), its noise draw): one array per shared X
     gram: list = []  # [Σ xᵀx of the first X, its group (a count of Xs), the ids of its tasks]
     group = 0
     for done, i in enumerate(order, 1):
         arrays, meta = load_task(task_paths[i])
-        X32, Y = arrays["X_train"], arrays["Y_train"].astype(np.float64)
+        X, Y = arrays["X_train"], arrays["Y_train"]
         del arrays  # the test split is not read here: hold one copy of the data, not two
-        # the group's X is compared as stored (float32) and widened once per group
-        if shared[0] is None or not np.array_equal(shared[0], X32):
-            shared = (None, None, None, None)  # free the previous factorisations first
-            X = X32.astype(np.float64)
+        # the group's X is compared as stored (float32)
+        if shared[0] is None or not np.array_equal(shared[0], X):
+            shared = (None, None, None)  # free the previous factorisations first
             group += 1
             lsq = StaticLeastSquares(X, keep_gram=gram_out is not None and not gram)
             if lsq.gram is not None:
                 gram, lsq.gram = [lsq.gram[0].numpy(), group, []], None
-            shared = (X32, lsq, attention_native_pinv_of(X), X)
+            shared = (X, lsq, attention_native_pinv_of(X))
             lsq = None
         if gram and gram[1] == group:
             gram[2].append(meta["task_id"])
-        X32, X = None, shared[3]  # one float64 X per group (equal values)
+        X = shared[0]  # one X per group (equal values)
         rows, spectra = per_task[i] = ([], [])
         key_rs = (meta["r_star"], meta["seed"], Y.shape)
         if noise_of[0] != key_rs:
@@ -107,7 +138,6 @@ def data_only_spectra(cfg: dict, task_paths, progress=None, gram_out=None) -> pd
                 continue  # a copy cannot be less noisy than the task itself
             # independent noise adds in variance: total σ² = σ₀² + (σ² − σ₀²)
             scale = 0.0 if sigma == meta["sigma"] else np.sqrt(sigma**2 - meta["sigma"] ** 2)
-            Ys = Y + scale * noise if scale else Y
             key = {
                 "task_id": meta["task_id"],
                 "class": meta["class"],
@@ -129,8 +159,8 @@ def data_only_spectra(cfg: dict, task_paths, progress=None, gram_out=None) -> pd
             )
             spectra.append(st["spectrum"])
             rows.append({**key, "predictor": "P_attn", "static_fit_share": np.nan})
-            spectra.append(attention_native_spectrum_of(shared[2], Ys))
-        X = Y = Ys = None  # free this task's float64 arrays before the next task is made
+            spectra.append(attention_native_spectrum_of(shared[2], Y, noise, scale))
+        X = Y = None  # free this task's arrays before the next task is made
         report(progress, done, len(task_paths))
     if gram_out is not None:  # (a job without tasks writes an empty one)
         write_gram(gram_out, *((gram[0], gram[2]) if gram else (np.zeros((0, 0)),)))

@@ -89,25 +89,75 @@ def top_singular_pair(
     return s1, u, v
 
 
+#: P_static reads its sequences in chunks of at most this many bytes of float64 (512 MiB): every
+#: shipped config up to d = 64 (B·n·d·8 ≤ 512 MiB) is one chunk, the products of before; at
+#: d = n = 128 (2 GiB a float64 copy of X) four, so no whole float64 copy of X or Y is made
+STATIC_CHUNK_BYTES = 1 << 29
+#: a chunk's rows are a multiple of this: MKL's triangular solves give a column the same floats
+#: whatever the other columns only in whole panels (chunks of 7 or 17 columns do not)
+STATIC_CHUNK_ALIGN = 64
+
+
+def static_chunk_rows(B: int, nd: int, chunk_bytes: int = STATIC_CHUNK_BYTES) -> int:
+    """Sequences per chunk of P_static's sums over B sequences of n·d values: B when a float64
+    copy of all of them fits ``chunk_bytes`` (one chunk: the products of the whole sample), else
+    the most that fit, a multiple of :data:`STATIC_CHUNK_ALIGN` (at least one multiple)."""
+    rows = chunk_bytes // (8 * nd)
+    if rows >= B:
+        return B
+    return max(STATIC_CHUNK_ALIGN, rows // STATIC_CHUNK_ALIGN * STATIC_CHUNK_ALIGN)
+
+
+def static_chunks(B: int, rows: int) -> list[tuple[int, int]]:
+    """[(lo, hi)] covering 0..B, ``rows`` sequences each, a tail of fewer than
+    :data:`STATIC_CHUNK_ALIGN` merged into the chunk before it (MKL multiplies or solves a single
+    column by another kernel than a panel's: its floats differ)."""
+    bounds = [(lo, min(B, lo + rows)) for lo in range(0, B, rows)]
+    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] < STATIC_CHUNK_ALIGN:
+        bounds[-2:] = [(bounds[-2][0], B)]
+    return bounds
+
+
+def chunked_gram(a: torch.Tensor, b: torch.Tensor, rows: int) -> torch.Tensor:
+    """Σ_i a_iᵀ b_i: [G, p, q] for a: [G, B, p], b: [G, B, q] (any float dtype), ``rows`` sequences
+    at a time, each chunk widened to float64 and its product added in sequence order
+    (``baddbmm_``). MKL sums a product's terms in order into its output, so the chunks give the
+    floats of the one product ``aᵀ b`` (tests/predict/test_static_chunks.py)."""
+    out = None
+    for lo, hi in static_chunks(a.shape[1], rows):
+        ac = a[:, lo:hi].to(torch.float64)
+        bc = ac if b is a else b[:, lo:hi].to(torch.float64)
+        act = ac.transpose(1, 2)
+        out = act @ bc if out is None else out.baddbmm_(act, bc)
+    return out
+
+
 class StaticLeastSquares:
     """P_static's least squares with its X side factorised once: K(Y) = (Σ x xᵀ)⁻¹ Σ x yᵀ.
 
-    x = vec(X_b) (row-major), X: [B, n, d] or [G, B, n, d]. Tasks that share their inputs (the
-    rungs of one (r*, seed), and a task's noisy copies) reuse one factorisation. Needs B ≥ nd.
-    ``keep_gram``: keep Σ x xᵀ ([G, nd, nd], float64) as ``gram`` (predict/stage.py writes it for
-    the static rungs' best bounds); else it is freed once factorised.
+    x = vec(X_b) (row-major), X: [B, n, d] or [G, B, n, d], in any float dtype: the sums over
+    sequences read ``chunk_rows`` of them at a time (:func:`static_chunk_rows`), each chunk widened
+    to float64, so a float32 X (as a task file stores it) is never copied whole to float64; the
+    results are those of the float64 products over the whole sample, bitwise. Tasks that share
+    their inputs (the rungs of one (r*, seed), and a task's noisy copies) reuse one
+    factorisation. Needs B ≥ nd. ``keep_gram``: keep Σ x xᵀ ([G, nd, nd], float64) as ``gram``
+    (predict/stage.py writes it for the static rungs' best bounds); else it is freed once
+    factorised.
     """
 
-    def __init__(self, X, keep_gram: bool = False):
-        X, _, self.single = _as_groups(X, X, "P_static")
+    def __init__(self, X, keep_gram: bool = False, chunk_rows: int | None = None):
+        X, _, self.single = _as_groups(X, X, "P_static", keep_dtype=True)
         G, B, n, d = X.shape
         if B < n * d:
             raise ValueError(
                 f"P_static: least squares over vec(X) needs at least n*d = {n * d} sequences, got {B}"
             )
         self.n, self.d = n, d
+        self.rows = static_chunk_rows(B, n * d) if chunk_rows is None else int(chunk_rows)
+        if self.rows < 1:
+            raise ValueError(f"P_static: chunk_rows must be >= 1, got {chunk_rows}")
         self.x = X.reshape(G, B, n * d)
-        gram = self.x.transpose(1, 2) @ self.x
+        gram = chunked_gram(self.x, self.x, self.rows)
         self.chol, info = torch.linalg.cholesky_ex(gram)
         self.gram = gram if keep_gram else None
         if bool((info != 0).any()):
@@ -138,11 +188,14 @@ class StaticLeastSquares:
                 Y = np.asarray(Y) + scale * np.asarray(noise)
             return self._compute(Y, dense=True)
         if noise is not None and scale:
-            return self._kept(Y) + scale * self._kept(noise)
+            # K(Y) + scale·K(noise) in one new array (addition commutes: the same floats); K(Y)
+            # first, so that the noise's K stays the one used last
+            K_y = self._kept(Y)
+            return (self._kept(noise) * scale).add_(K_y)
         return self._kept(Y)
 
     def _compute(self, Y, *, dense: bool) -> torch.Tensor:
-        _, Y, _ = _as_groups(Y, Y, "P_static")
+        _, Y, _ = _as_groups(Y, Y, "P_static", keep_dtype=True)
         if Y.shape[:-2] != self.x.shape[:-1] or Y.shape[-2] != self.n:
             raise ValueError(
                 f"P_static: Y must have the shape of X but for its last axis (d_v), "
@@ -150,10 +203,34 @@ class StaticLeastSquares:
             )
         y = Y.reshape(*self.x.shape[:-1], self.n * Y.shape[-1])
         if dense:
-            return torch.cholesky_solve(self.x.transpose(1, 2) @ y, self.chol).transpose(1, 2)
+            return torch.cholesky_solve(chunked_gram(self.x, y, self.rows), self.chol).transpose(
+                1, 2
+            )
         if self._pinv is None:  # x⁺ = (xᵀx)⁻¹xᵀ once: then each Y costs one product
-            self._pinv = torch.cholesky_solve(self.x.transpose(1, 2), self.chol)
-        return (self._pinv @ y).transpose(1, 2)
+            self._pinv = self._pseudo_inverse()
+        return self._pinv_product(y).transpose(1, 2)
+
+    def _pseudo_inverse(self) -> torch.Tensor:
+        """x⁺ = (xᵀx)⁻¹xᵀ: [G, nd, B], its columns solved a chunk of sequences at a time (each
+        column's floats do not depend on the others', in chunks of whole panels)."""
+        G, B, nd = self.x.shape
+        if len(static_chunks(B, self.rows)) == 1:
+            return torch.cholesky_solve(self.x.to(torch.float64).transpose(1, 2), self.chol)
+        pinv = torch.empty(G, nd, B, dtype=torch.float64)
+        for lo, hi in static_chunks(B, self.rows):
+            xc = self.x[:, lo:hi].to(torch.float64)
+            pinv[:, :, lo:hi] = torch.cholesky_solve(xc.transpose(1, 2), self.chol)
+        return pinv
+
+    def _pinv_product(self, y: torch.Tensor) -> torch.Tensor:
+        """x⁺ y: [G, nd, n·d_v], summed over chunks of sequences in order (the one product's
+        floats: :func:`chunked_gram`), each chunk of y widened to float64."""
+        out = None
+        for lo, hi in static_chunks(y.shape[1], self.rows):
+            pc = self._pinv[:, :, lo:hi]
+            yc = y[:, lo:hi].to(torch.float64)
+            out = pc @ yc if out is None else out.baddbmm_(pc, yc)
+        return out
 
     def _kept(self, Y) -> torch.Tensor:
         """K(Y) on the factored route, remembered for the two arrays used last (by identity: the

@@ -190,6 +190,16 @@ def _check_memory(path, spec: TaskSpec, available: int | None) -> None:
         )
 
 
+def task_meta(path) -> dict:
+    """A task file's meta alone (no data made): its id, rung, sizes and σ."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            raw = z["meta"]
+    except Exception as exc:  # noqa: BLE001 - a missing or damaged file, whatever numpy raises
+        raise ValueError(f"task file {path} is not a readable .npz ({exc})") from None
+    return _meta_of(path, raw)
+
+
 def _meta_of(path, raw) -> dict:
     """The meta member: one JSON object."""
     try:
