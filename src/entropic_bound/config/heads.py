@@ -42,15 +42,20 @@ def load_heads_config(path) -> dict:
 def load_heads_claims(path) -> dict:
     """The heads study's registration (config/heads_claims.yaml; docs/method.md §9b), read
     strictly and validated by ``schemas/heads_claims.schema.yaml``."""
-    label = f"heads registration {path}"
+    return _registration(path, "heads_claims", "heads registration")
+
+
+def _registration(path, schema: str, noun: str) -> dict:
+    """A registration file read strictly and validated by ``schemas/<schema>.schema.yaml``; an
+    error is one line naming ``noun``, the file and the key."""
     try:
         doc = read_config(path)
     except ConfigError as exc:
-        raise ConfigError(str(exc).replace("config file", "heads registration", 1)) from None
+        raise ConfigError(str(exc).replace("config file", noun, 1)) from None
     try:
-        return copy.deepcopy(validate(doc, "heads_claims"))
+        return copy.deepcopy(validate(doc, schema))
     except ConfigError as exc:
-        raise ConfigError(str(exc).replace("heads_claims key", f"{label}: key", 1)) from None
+        raise ConfigError(str(exc).replace(f"{schema} key", f"{noun} {path}: key", 1)) from None
 
 
 #: the pipeline config's key naming a registration of predict on a study's heads (§9f)
@@ -60,15 +65,7 @@ PREDICT_CLAIMS_KEY = "predict_registration"
 def load_predict_claims(path) -> dict:
     """A registration of ``predict`` on a heads study's heads (docs/method.md §9f), read strictly
     and validated by ``schemas/predict_claims.schema.yaml``."""
-    label = f"predict registration {path}"
-    try:
-        doc = read_config(path)
-    except ConfigError as exc:
-        raise ConfigError(str(exc).replace("config file", "predict registration", 1)) from None
-    try:
-        return copy.deepcopy(validate(doc, "predict_claims"))
-    except ConfigError as exc:
-        raise ConfigError(str(exc).replace("predict_claims key", f"{label}: key", 1)) from None
+    return _registration(path, "predict_claims", "predict registration")
 
 
 def check_heads_relations(cfg: dict) -> None:
